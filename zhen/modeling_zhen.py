@@ -1,0 +1,727 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
+"""PyTorch zhen model: an encoder-decoder Transformer for English⇄Chinese translation.
+
+Reads top to bottom: position embeddings → attention → layers → stacks → models. One class serves every variant the
+config allows: sinusoidal, learned or rotary positions; pre- or post-norm; eager, sdpa, flash or flex attention.
+"""
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import nn
+from transformers import initialization as init
+from transformers.activations import ACT2FN
+from transformers.cache_utils import Cache, DynamicCache, EncoderDecoderCache
+from transformers.generation import GenerationMixin
+from transformers.masking_utils import create_bidirectional_mask, create_causal_mask
+from transformers.modeling_layers import GradientCheckpointingLayer
+from transformers.modeling_outputs import (
+    BaseModelOutput,
+    BaseModelOutputWithPastAndCrossAttentions,
+    Seq2SeqLMOutput,
+    Seq2SeqModelOutput,
+)
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
+from transformers.processing_utils import Unpack
+from transformers.utils import TransformersKwargs, can_return_tuple, logging
+from transformers.utils.generic import merge_with_config_defaults
+from transformers.utils.output_capturing import OutputRecorder, capture_outputs
+
+from .configuration_zhen import ZhenConfig
+
+
+logger = logging.get_logger(__name__)
+
+# Written into every saved config.json so that the checkpoint loads through all three Auto classes as Hub custom code.
+AUTO_MAP = {
+    "AutoConfig": "configuration_zhen.ZhenConfig",
+    "AutoModel": "modeling_zhen.ZhenModel",
+    "AutoModelForSeq2SeqLM": "modeling_zhen.ZhenForConditionalGeneration",
+}
+
+
+def shift_tokens_right(input_ids: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
+    """Shift labels one token to the right to make decoder inputs; `-100` (ignored labels) becomes padding."""
+    shifted = input_ids.new_zeros(input_ids.shape)
+    shifted[:, 1:] = input_ids[:, :-1]
+    shifted[:, 0] = decoder_start_token_id
+    return shifted.masked_fill_(shifted == -100, pad_token_id)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Positions
+# --------------------------------------------------------------------------------------------------------------
+
+
+class ZhenSinusoidalPositionalEmbedding(nn.Module):
+    """Fixed sinusoidal positions of "Attention Is All You Need", laid out as Marian and fairseq do: the sines of all
+    frequencies in the first half of the features, the cosines in the second half."""
+
+    weight: torch.Tensor
+
+    def __init__(self, num_positions: int, embedding_dim: int):
+        super().__init__()
+        self.num_positions, self.embedding_dim = num_positions, embedding_dim
+        # Not persistent: the table is a function of its shape, so checkpoints need not carry it.
+        self.register_buffer("weight", self.create_weight(), persistent=False)
+
+    def create_weight(self) -> torch.Tensor:
+        positions = torch.arange(self.num_positions, dtype=torch.float64)[:, None]
+        exponents = torch.arange(0, self.embedding_dim, 2, dtype=torch.float64) / self.embedding_dim
+        angles = positions / 10000**exponents  # (num_positions, ceil(dim / 2))
+        table = torch.cat([angles.sin(), angles[:, : self.embedding_dim // 2].cos()], dim=-1)
+        return table.float()
+
+    def forward(self, position_ids: torch.Tensor) -> torch.Tensor:
+        return nn.functional.embedding(position_ids, self.weight)
+
+
+class ZhenRotaryEmbedding(nn.Module):
+    """Rotary position embedding (Su et al., 2021) in the non-interleaved ("rotate half") layout of Llama and the other
+    Transformers models. Returns the cosines and sines for `position_ids`, which `apply_rotary_pos_emb` applies."""
+
+    inv_freq: torch.Tensor
+
+    def __init__(self, head_dim: int, theta: float):
+        super().__init__()
+        self.head_dim, self.theta = head_dim, theta
+        self.register_buffer("inv_freq", self.compute_inv_freq(), persistent=False)
+
+    def compute_inv_freq(self) -> torch.Tensor:
+        return 1.0 / self.theta ** (torch.arange(0, self.head_dim, 2, dtype=torch.float) / self.head_dim)
+
+    @torch.no_grad()
+    def forward(self, x: torch.Tensor, position_ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        freqs = position_ids[..., None].float() * self.inv_freq.to(x.device)  # (batch, seq, head_dim / 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim: int = 1):
+    """Rotate queries and keys `(batch, heads, seq, head_dim)` by the angles of their positions."""
+    cos, sin = cos.unsqueeze(unsqueeze_dim), sin.unsqueeze(unsqueeze_dim)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Attention
+# --------------------------------------------------------------------------------------------------------------
+
+
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    dropout: float = 0.0,
+    **kwargs: Unpack[TransformersKwargs],
+):
+    attn_weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = nn.functional.softmax(attn_weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    attn_weights = nn.functional.dropout(attn_weights, p=dropout, training=module.training)
+    attn_output = torch.matmul(attn_weights, value).transpose(1, 2).contiguous()
+    return attn_output, attn_weights
+
+
+class ZhenAttention(nn.Module):
+    """Multi-head attention. Self-attention projects queries, keys and values with one fused matrix (one GEMM instead
+    of three); cross-attention projects queries from the decoder and fused keys/values from the encoder output, which
+    are computed once per `generate` call and then read from the cache."""
+
+    def __init__(self, config: ZhenConfig, num_heads: int, is_cross_attention=False, is_causal=False, layer_idx=None):
+        super().__init__()
+        self.config = config
+        self.num_heads = num_heads
+        self.head_dim = config.d_model // num_heads
+        self.scaling = self.head_dim**-0.5
+        self.dropout = config.attention_dropout
+        self.is_cross_attention = is_cross_attention
+        self.is_causal = is_causal
+        self.layer_idx = layer_idx
+        embed_dim = config.d_model
+        if is_cross_attention:
+            self.q_proj = nn.Linear(embed_dim, embed_dim)
+            self.kv_proj = nn.Linear(embed_dim, 2 * embed_dim)
+        else:
+            self.qkv_proj = nn.Linear(embed_dim, 3 * embed_dim)
+        self.out_proj = nn.Linear(embed_dim, embed_dim)
+
+    def _split_heads(self, x: torch.Tensor, parts: int) -> tuple[torch.Tensor, ...]:
+        """(batch, seq, parts * d_model) -> `parts` tensors of shape (batch, heads, seq, head_dim)."""
+        x = x.view(*x.shape[:-1], parts, self.num_heads, self.head_dim)
+        return tuple(t.transpose(1, 2) for t in x.unbind(-3))
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        key_value_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
+        past_key_values: Cache | None = None,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        if self.is_cross_attention:
+            (query,) = self._split_heads(self.q_proj(hidden_states), 1)
+            key, value = self._cross_attention_kv(key_value_states, past_key_values)
+        else:
+            query, key, value = self._split_heads(self.qkv_proj(hidden_states), 3)
+            if position_embeddings is not None:
+                query, key = apply_rotary_pos_emb(query, key, *position_embeddings)
+            if past_key_values is not None:
+                cache = getattr(past_key_values, "self_attention_cache", past_key_values)
+                key, value = cache.update(key, value, self.layer_idx)
+
+        attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
+            self.config._attn_implementation, eager_attention_forward
+        )
+        attn_output, attn_weights = attention_interface(
+            self,
+            query,
+            key,
+            value,
+            attention_mask,
+            dropout=self.dropout if self.training else 0.0,
+            scaling=self.scaling,
+            **kwargs,
+        )
+        attn_output = self.out_proj(attn_output.reshape(*hidden_states.shape[:-1], -1))
+        return attn_output, attn_weights
+
+    def _cross_attention_kv(self, encoder_hidden_states, past_key_values):
+        if past_key_values is not None and past_key_values.is_updated.get(self.layer_idx):
+            layer = past_key_values.cross_attention_cache.layers[self.layer_idx]
+            return layer.keys, layer.values
+        key, value = self._split_heads(self.kv_proj(encoder_hidden_states), 2)
+        if past_key_values is not None:
+            key, value = past_key_values.cross_attention_cache.update(key, value, self.layer_idx)
+            past_key_values.is_updated[self.layer_idx] = True
+        return key, value
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Layers
+# --------------------------------------------------------------------------------------------------------------
+
+
+class ZhenFeedForward(nn.Module):
+    def __init__(self, config: ZhenConfig, ffn_dim: int):
+        super().__init__()
+        self.fc1 = nn.Linear(config.d_model, ffn_dim)
+        self.fc2 = nn.Linear(ffn_dim, config.d_model)
+        self.activation_fn = ACT2FN[config.activation_function]
+        self.activation_dropout = config.activation_dropout
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        hidden_states = self.activation_fn(self.fc1(hidden_states))
+        hidden_states = nn.functional.dropout(hidden_states, p=self.activation_dropout, training=self.training)
+        return self.fc2(hidden_states)
+
+
+class ZhenLayer(GradientCheckpointingLayer):
+    """Residual wiring shared by encoder and decoder layers: pre-norm `x + f(norm(x))` or post-norm `norm(x + f(x))`."""
+
+    def __init__(self, config: ZhenConfig):
+        super().__init__()
+        self.normalize_before = config.normalize_before
+        self.dropout = config.dropout
+
+    def residual(self, norm: nn.LayerNorm, sublayer: Callable, hidden_states: torch.Tensor) -> torch.Tensor:
+        out = sublayer(norm(hidden_states) if self.normalize_before else hidden_states)
+        out = hidden_states + nn.functional.dropout(out, p=self.dropout, training=self.training)
+        return out if self.normalize_before else norm(out)
+
+
+class ZhenEncoderLayer(ZhenLayer):
+    def __init__(self, config: ZhenConfig, layer_idx: int | None = None):
+        super().__init__(config)
+        self.self_attn = ZhenAttention(config, config.encoder_attention_heads, layer_idx=layer_idx)
+        self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
+        self.mlp = ZhenFeedForward(config, config.encoder_ffn_dim)
+        self.final_layer_norm = nn.LayerNorm(config.d_model)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> torch.Tensor:
+        def self_attention(x):
+            return self.self_attn(x, attention_mask=attention_mask, position_embeddings=position_embeddings, **kwargs)[
+                0
+            ]
+
+        hidden_states = self.residual(self.self_attn_layer_norm, self_attention, hidden_states)
+        hidden_states = self.residual(self.final_layer_norm, self.mlp, hidden_states)
+        if hidden_states.dtype == torch.float16 and not self.normalize_before:
+            # Post-norm fp16 activations can overflow; clamp as BART and Marian do.
+            clamp_value = torch.finfo(hidden_states.dtype).max - 1000
+            hidden_states = torch.clamp(hidden_states, min=-clamp_value, max=clamp_value)
+        return hidden_states
+
+
+class ZhenDecoderLayer(ZhenLayer):
+    def __init__(self, config: ZhenConfig, layer_idx: int | None = None):
+        super().__init__(config)
+        heads = config.decoder_attention_heads
+        self.self_attn = ZhenAttention(config, heads, is_causal=True, layer_idx=layer_idx)
+        self.self_attn_layer_norm = nn.LayerNorm(config.d_model)
+        self.encoder_attn = ZhenAttention(config, heads, is_cross_attention=True, layer_idx=layer_idx)
+        self.encoder_attn_layer_norm = nn.LayerNorm(config.d_model)
+        self.mlp = ZhenFeedForward(config, config.decoder_ffn_dim)
+        self.final_layer_norm = nn.LayerNorm(config.d_model)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
+        past_key_values: Cache | None = None,
+        use_cache: bool | None = True,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> torch.Tensor:
+        def self_attention(x):
+            return self.self_attn(
+                x,
+                attention_mask=attention_mask,
+                position_embeddings=position_embeddings,
+                past_key_values=past_key_values,
+                **kwargs,
+            )[0]
+
+        def cross_attention(x):
+            return self.encoder_attn(
+                x,
+                key_value_states=encoder_hidden_states,
+                attention_mask=encoder_attention_mask,
+                past_key_values=past_key_values,
+                **kwargs,
+            )[0]
+
+        hidden_states = self.residual(self.self_attn_layer_norm, self_attention, hidden_states)
+        hidden_states = self.residual(self.encoder_attn_layer_norm, cross_attention, hidden_states)
+        return self.residual(self.final_layer_norm, self.mlp, hidden_states)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Stacks
+# --------------------------------------------------------------------------------------------------------------
+
+
+class ZhenPreTrainedModel(PreTrainedModel):
+    config: ZhenConfig
+    base_model_prefix = "model"
+    supports_gradient_checkpointing = True
+    _no_split_modules = ["ZhenEncoderLayer", "ZhenDecoderLayer"]
+    _skip_keys_device_placement = ["past_key_values"]
+    _supports_sdpa = True
+    _supports_flash_attn = True
+    _supports_flex_attn = True
+    _supports_attention_backend = True
+    _can_compile_fullgraph = True
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module):
+        super()._init_weights(module)
+        if isinstance(module, ZhenSinusoidalPositionalEmbedding):
+            init.copy_(module.weight, module.create_weight())
+        elif isinstance(module, ZhenRotaryEmbedding):
+            init.copy_(module.inv_freq, module.compute_inv_freq())
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        self.config.auto_map = {**AUTO_MAP, **(getattr(self.config, "auto_map", None) or {})}
+        return super().save_pretrained(save_directory, *args, **kwargs)
+
+    def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
+        embeddings = super()._resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+        decoder = self.get_decoder()
+        if decoder.embed_tokens.weight.shape[0] != embeddings.weight.shape[0]:  # untied decoder input embeddings
+            decoder.embed_tokens = self._get_resized_embeddings(
+                decoder.embed_tokens, embeddings.weight.shape[0], mean_resizing=mean_resizing
+            )
+        return embeddings
+
+
+class ZhenStack(ZhenPreTrainedModel):
+    """What encoder and decoder share: token embeddings, positions, a stack of layers, and the final LayerNorm that a
+    pre-norm stack needs."""
+
+    def __init__(self, config: ZhenConfig, layer_class: type, num_layers: int, num_heads: int):
+        super().__init__(config)
+        self.dropout = config.dropout
+        self.embed_scale = math.sqrt(config.d_model) if config.scale_embedding else 1.0
+        self.embed_tokens = nn.Embedding(config.vocab_size, config.d_model, config.pad_token_id)
+        self.position_embedding_type = config.position_embedding_type
+        if config.position_embedding_type == "sinusoidal":
+            self.embed_positions = ZhenSinusoidalPositionalEmbedding(config.max_position_embeddings, config.d_model)
+        elif config.position_embedding_type == "learned":
+            self.embed_positions = nn.Embedding(config.max_position_embeddings, config.d_model)
+        else:
+            self.rotary_emb = ZhenRotaryEmbedding(config.d_model // num_heads, config.rope_parameters["rope_theta"])
+        self.layers = nn.ModuleList([layer_class(config, layer_idx=i) for i in range(num_layers)])
+        self.layer_norm = nn.LayerNorm(config.d_model) if config.normalize_before else nn.Identity()
+        self.gradient_checkpointing = False
+        self.post_init()
+
+    def embed(self, input_ids, inputs_embeds, position_ids, seq_end: int):
+        """Token embeddings plus absolute positions, or token embeddings and the rotary (cos, sin) for attention.
+        `seq_end` is one past the largest position, checked against the table so that long inputs fail clearly."""
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds`.")
+        if inputs_embeds is None:
+            inputs_embeds = self.embed_tokens(input_ids)
+        hidden_states = inputs_embeds * self.embed_scale
+        position_embeddings = None
+        if self.position_embedding_type == "rope":
+            position_embeddings = self.rotary_emb(hidden_states, position_ids)
+        else:
+            if seq_end > self.config.max_position_embeddings:
+                raise ValueError(
+                    f"Sequence of {seq_end} positions is longer than max_position_embeddings="
+                    f"{self.config.max_position_embeddings} of this {self.position_embedding_type} position table. "
+                    "Truncate the input (e.g. tokenizer(..., truncation=True, max_length=...)), limit generation "
+                    "length, or use a model with position_embedding_type='rope'."
+                )
+            hidden_states = hidden_states + self.embed_positions(position_ids).to(hidden_states.dtype)
+        hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
+        return hidden_states, position_embeddings
+
+
+class ZhenEncoder(ZhenStack):
+    """Stack of [`ZhenEncoderLayer`]s over the source tokens."""
+
+    _can_record_outputs = {
+        "hidden_states": ZhenEncoderLayer,
+        "attentions": OutputRecorder(ZhenAttention, index=1, layer_name="self_attn"),
+    }
+
+    def __init__(self, config: ZhenConfig):
+        super().__init__(config, ZhenEncoderLayer, config.encoder_layers, config.encoder_attention_heads)
+
+    @merge_with_config_defaults
+    @capture_outputs
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> BaseModelOutput:
+        r"""
+        input_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`):
+            Source token ids, `[lang code] tokens </s>` as [`ZhenTokenizerFast`] makes them.
+        attention_mask (`torch.Tensor` of shape `(batch_size, sequence_length)`, *optional*):
+            1 for real tokens, 0 for padding. Positions count real tokens only, so left and right padding give the
+            same result.
+        """
+        seq_len = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        device = (input_ids if input_ids is not None else inputs_embeds).device
+        if attention_mask is not None:
+            position_ids = (attention_mask.long().cumsum(-1) - 1).clamp(min=0)
+        else:
+            position_ids = torch.arange(seq_len, device=device)[None]
+        hidden_states, position_embeddings = self.embed(input_ids, inputs_embeds, position_ids, seq_end=seq_len)
+        mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask)
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, mask, position_embeddings, **kwargs)
+        return BaseModelOutput(last_hidden_state=self.layer_norm(hidden_states))
+
+
+class ZhenDecoder(ZhenStack):
+    """Stack of [`ZhenDecoderLayer`]s: causal self-attention over the target, cross-attention over the source."""
+
+    _can_record_outputs = {
+        "hidden_states": ZhenDecoderLayer,
+        "attentions": OutputRecorder(ZhenAttention, index=1, layer_name="self_attn"),
+        "cross_attentions": OutputRecorder(ZhenAttention, index=1, layer_name="encoder_attn"),
+    }
+
+    def __init__(self, config: ZhenConfig):
+        super().__init__(config, ZhenDecoderLayer, config.decoder_layers, config.decoder_attention_heads)
+
+    @merge_with_config_defaults
+    @capture_outputs
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        encoder_hidden_states: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        use_cache: bool | None = None,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> BaseModelOutputWithPastAndCrossAttentions:
+        r"""
+        input_ids (`torch.LongTensor` of shape `(batch_size, target_sequence_length)`):
+            Decoder input ids: `<s>`, the target language code, then the target so far.
+        encoder_hidden_states (`torch.Tensor` of shape `(batch_size, sequence_length, d_model)`):
+            Output of the encoder, attended to by every layer's cross-attention.
+        encoder_attention_mask (`torch.Tensor` of shape `(batch_size, sequence_length)`, *optional*):
+            Source padding mask.
+        past_key_values (`EncoderDecoderCache`, *optional*):
+            Self-attention keys/values of earlier steps and the cross-attention keys/values of the source.
+        """
+        if use_cache and past_key_values is None:
+            past_key_values = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
+        seq_len = (input_ids if input_ids is not None else inputs_embeds).shape[1]
+        device = (input_ids if input_ids is not None else inputs_embeds).device
+        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        position_ids = torch.arange(past_length, past_length + seq_len, device=device)[None]
+        hidden_states, position_embeddings = self.embed(
+            input_ids, inputs_embeds, position_ids, seq_end=past_length + seq_len
+        )
+        self_attention_cache = getattr(past_key_values, "self_attention_cache", past_key_values)
+        causal_mask = create_causal_mask(
+            config=self.config,
+            inputs_embeds=hidden_states,
+            attention_mask=attention_mask,
+            past_key_values=self_attention_cache,
+            position_ids=position_ids,
+        )
+        encoder_attention_mask = create_bidirectional_mask(
+            config=self.config,
+            inputs_embeds=hidden_states,
+            attention_mask=encoder_attention_mask,
+            encoder_hidden_states=encoder_hidden_states,
+        )
+        for layer in self.layers:
+            hidden_states = layer(
+                hidden_states,
+                causal_mask,
+                encoder_hidden_states,  # positional, so that gradient checkpointing sees it
+                encoder_attention_mask=encoder_attention_mask,
+                position_embeddings=position_embeddings,
+                past_key_values=past_key_values,
+                use_cache=use_cache,
+                **kwargs,
+            )
+        return BaseModelOutputWithPastAndCrossAttentions(
+            last_hidden_state=self.layer_norm(hidden_states), past_key_values=past_key_values
+        )
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Models
+# --------------------------------------------------------------------------------------------------------------
+
+
+class ZhenModel(ZhenPreTrainedModel):
+    """The bare zhen encoder-decoder, returning the decoder's last hidden states (no LM head)."""
+
+    # With `tie_word_embeddings=False` Transformers ignores this map and every embedding keeps its own weight.
+    _tied_weights_keys = {"decoder.embed_tokens.weight": "encoder.embed_tokens.weight"}
+
+    def __init__(self, config: ZhenConfig):
+        super().__init__(config)
+        self.encoder = ZhenEncoder(config)
+        self.decoder = ZhenDecoder(config)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.encoder.embed_tokens
+
+    def set_input_embeddings(self, value: nn.Embedding):
+        self.encoder.embed_tokens = value
+        if self.config.tie_word_embeddings:
+            self.decoder.embed_tokens = value
+
+    def get_encoder(self):
+        return self.encoder
+
+    def get_decoder(self):
+        return self.decoder
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: tuple[torch.Tensor] | BaseModelOutput | None = None,
+        past_key_values: Cache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        decoder_inputs_embeds: torch.Tensor | None = None,
+        use_cache: bool | None = None,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> Seq2SeqModelOutput:
+        r"""
+        input_ids (`torch.LongTensor` of shape `(batch_size, sequence_length)`):
+            Source token ids from [`ZhenTokenizerFast`]: `[src lang code] tokens </s>`.
+        decoder_input_ids (`torch.LongTensor` of shape `(batch_size, target_sequence_length)`, *optional*):
+            `<s> [tgt lang code] tokens`; built from `labels` by [`ZhenForConditionalGeneration`] when omitted.
+        decoder_attention_mask (`torch.Tensor` of shape `(batch_size, target_sequence_length)`, *optional*):
+            Target padding mask, combined with the causal mask.
+        encoder_outputs (`BaseModelOutput` or `tuple`, *optional*):
+            Precomputed encoder output; the encoder is skipped when given.
+
+        Example:
+
+        ```python
+        >>> import torch
+        >>> from zhen import ZhenConfig, ZhenModel
+        >>> model = ZhenModel(ZhenConfig.from_preset("tiny", vocab_size=100))
+        >>> out = model(input_ids=torch.tensor([[4, 10, 11, 2]]), decoder_input_ids=torch.tensor([[1, 5, 12]]))
+        >>> list(out.last_hidden_state.shape)
+        [1, 3, 64]
+        ```
+        """
+        if encoder_outputs is None:
+            encoder_outputs = self.encoder(
+                input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds, **kwargs
+            )
+        elif not isinstance(encoder_outputs, BaseModelOutput):
+            encoder_outputs = BaseModelOutput(
+                last_hidden_state=encoder_outputs[0],
+                hidden_states=encoder_outputs[1] if len(encoder_outputs) > 1 else None,
+                attentions=encoder_outputs[2] if len(encoder_outputs) > 2 else None,
+            )
+        decoder_outputs = self.decoder(
+            input_ids=decoder_input_ids,
+            attention_mask=decoder_attention_mask,
+            encoder_hidden_states=encoder_outputs.last_hidden_state,
+            encoder_attention_mask=attention_mask,
+            past_key_values=past_key_values,
+            inputs_embeds=decoder_inputs_embeds,
+            use_cache=use_cache,
+            **kwargs,
+        )
+        return Seq2SeqModelOutput(
+            last_hidden_state=decoder_outputs.last_hidden_state,
+            past_key_values=decoder_outputs.past_key_values,
+            decoder_hidden_states=decoder_outputs.hidden_states,
+            decoder_attentions=decoder_outputs.attentions,
+            cross_attentions=decoder_outputs.cross_attentions,
+            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+            encoder_hidden_states=encoder_outputs.hidden_states,
+            encoder_attentions=encoder_outputs.attentions,
+        )
+
+
+class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
+    """zhen encoder-decoder with a language-modelling head, for translation with `generate()`.
+
+    The target language is chosen by forcing its code as the first generated token:
+    `model.generate(**inputs, forced_bos_token_id=tokenizer.convert_tokens_to_ids("__zh__"))`, or simply
+    `zhen.translate(...)`, which does it for you.
+    """
+
+    _tied_weights_keys = {"lm_head.weight": "model.encoder.embed_tokens.weight"}
+
+    def __init__(self, config: ZhenConfig):
+        super().__init__(config)
+        self.model = ZhenModel(config)
+        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.post_init()
+
+    def get_encoder(self):
+        return self.model.encoder
+
+    def get_decoder(self):
+        return self.model.decoder
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: tuple[torch.Tensor] | BaseModelOutput | None = None,
+        past_key_values: Cache | None = None,
+        inputs_embeds: torch.Tensor | None = None,
+        decoder_inputs_embeds: torch.Tensor | None = None,
+        labels: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        **kwargs: Unpack[TransformersKwargs],
+    ) -> Seq2SeqLMOutput:
+        r"""
+        decoder_input_ids (`torch.LongTensor` of shape `(batch_size, target_sequence_length)`, *optional*):
+            `<s> [tgt lang code] tokens`; built from `labels` when omitted.
+        decoder_attention_mask (`torch.Tensor` of shape `(batch_size, target_sequence_length)`, *optional*):
+            Target padding mask, combined with the causal mask.
+        encoder_outputs (`BaseModelOutput` or `tuple`, *optional*):
+            Precomputed encoder output; the encoder is skipped when given.
+        labels (`torch.LongTensor` of shape `(batch_size, target_sequence_length)`, *optional*):
+            Target ids `[tgt lang code] tokens </s>`, with `-100` where no loss is wanted (padding). The loss is the
+            cross-entropy with `config.label_smoothing`, summed over labelled tokens and divided by their number, or
+            by `num_items_in_batch` when Trainer passes it under gradient accumulation.
+
+        Example:
+
+        ```python
+        >>> import torch
+        >>> from zhen import ZhenConfig, ZhenForConditionalGeneration
+        >>> model = ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=100))
+        >>> out = model(input_ids=torch.tensor([[4, 10, 11, 2]]), labels=torch.tensor([[5, 12, 13, 2]]))
+        >>> out.loss.shape, list(out.logits.shape)
+        (torch.Size([]), [1, 4, 100])
+        ```
+        """
+        if labels is not None:
+            use_cache = False
+            if decoder_input_ids is None and decoder_inputs_embeds is None:
+                decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+        num_items_in_batch = kwargs.pop("num_items_in_batch", None)
+        outputs: Seq2SeqModelOutput = self.model(
+            input_ids,
+            attention_mask=attention_mask,
+            decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask,
+            encoder_outputs=encoder_outputs,
+            past_key_values=past_key_values,
+            inputs_embeds=inputs_embeds,
+            decoder_inputs_embeds=decoder_inputs_embeds,
+            use_cache=use_cache,
+            **kwargs,
+        )
+        logits = self.lm_head(outputs.last_hidden_state)
+        loss = self.translation_loss(logits, labels, num_items_in_batch) if labels is not None else None
+        return Seq2SeqLMOutput(
+            loss=loss,
+            logits=logits,
+            past_key_values=outputs.past_key_values,
+            decoder_hidden_states=outputs.decoder_hidden_states,
+            decoder_attentions=outputs.decoder_attentions,
+            cross_attentions=outputs.cross_attentions,
+            encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+            encoder_hidden_states=outputs.encoder_hidden_states,
+            encoder_attentions=outputs.encoder_attentions,
+        )
+
+    def translation_loss(self, logits, labels, num_items_in_batch=None) -> torch.Tensor:
+        """Label-smoothed cross-entropy, summed and divided by the number of labelled tokens. Under gradient
+        accumulation Trainer passes `num_items_in_batch`, the count over all micro-batches, so that the accumulated
+        gradient equals the full batch's instead of growing with the number of steps."""
+        labels = labels.to(logits.device)
+        loss = nn.functional.cross_entropy(
+            logits.float().view(-1, logits.shape[-1]),
+            labels.view(-1),
+            ignore_index=-100,
+            reduction="sum",
+            label_smoothing=self.config.label_smoothing,
+        )
+        if num_items_in_batch is None:
+            num_items_in_batch = (labels != -100).sum().clamp(min=1)
+        if torch.is_tensor(num_items_in_batch):
+            num_items_in_batch = num_items_in_batch.to(loss.device)
+        return loss / num_items_in_batch
+
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+
+__all__ = ["ZhenPreTrainedModel", "ZhenModel", "ZhenForConditionalGeneration"]
