@@ -1,0 +1,618 @@
+"""Reading, cleaning and arranging English–Chinese parallel corpora as 🤗 Datasets.
+
+The training pipeline goes through four steps, each a function of this module:
+
+1. [`load_parallel`] reads local files (JSON Lines, TSV, Parquet, optionally gzip'ed) or a Hub dataset into a
+   `datasets.Dataset` with exactly two string columns, `"en"` and `"zh"`.
+2. [`clean_pairs`] strips whitespace and drops empty, over-long, badly proportioned and duplicate pairs, optionally
+   converting the Chinese side to Simplified script first, and returns a [`CleaningReport`].
+3. [`make_directions`] turns pairs into translation examples (`src_text`, `tgt_text`, `src_lang`, `tgt_lang`) for one
+   or both directions.
+4. Tokenization, which belongs to the trainer.
+
+[`load_sample`] gives the small corpus shipped with the package, used when the trainer gets no data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import NamedTuple
+
+import datasets
+
+
+logger = logging.getLogger(__name__)
+
+SAMPLE_DATA_DIR = Path(__file__).parent / "sample_data"
+SAMPLE_SPLITS = {"train": "train.jsonl", "validation": "valid.jsonl"}
+FORMATS = {".jsonl": "jsonl", ".json": "jsonl", ".tsv": "tsv", ".txt": "tsv", ".parquet": "parquet"}
+DIRECTIONS = ("en-zh", "zh-en", "both")
+PAIR_FEATURES = datasets.Features({"en": datasets.Value("string"), "zh": datasets.Value("string")})
+
+# Length ratios of very short sentences are noise ("Hi." / "你好！"), so only longer pairs are checked.
+RATIO_MIN_UNITS = 10
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_LENGTH_UNIT = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")
+
+_SKIP_HINT = "Fix or remove it, or pass --skip-malformed (skip_malformed=True) to skip malformed lines."
+_COLUMN_HINT = "Set --en-column/--zh-column (en_column=/zh_column=) to the names your data uses."
+_MAX_EXAMPLES = 5
+
+
+class CorpusError(ValueError):
+    """A parallel corpus that cannot be read: missing file, unsupported format, missing column or malformed line."""
+
+
+@dataclass
+class LoadReport:
+    """What [`load_parallel`] read.
+
+    Args:
+        pairs (`int`): Pairs in the returned dataset.
+        skipped (`int`): Malformed lines skipped (only non-zero with `skip_malformed=True`).
+        skipped_per_file (`dict[str, int]`): `skipped`, broken down by file (files with skips only).
+        examples (`list[str]`): The first few skipped lines, as `"<file>, line <n>: <problem>"`.
+    """
+
+    pairs: int = 0
+    skipped: int = 0
+    skipped_per_file: dict[str, int] = field(default_factory=dict)
+    examples: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"Loaded {self.pairs:,} pairs, skipped {self.skipped:,} malformed lines."]
+        lines += [f"  {path}: {count:,} skipped" for path, count in self.skipped_per_file.items()]
+        lines += [f"  e.g. {example}" for example in self.examples]
+        return "\n".join(lines)
+
+
+@dataclass
+class CleaningReport:
+    """How many pairs each rule of [`clean_pairs`] dropped. Rules apply in field order; a pair counts once.
+
+    Args:
+        total (`int`): Pairs before cleaning.
+        empty (`int`): Pairs with a side that is empty (or missing) after stripping whitespace.
+        too_long (`int`): Pairs with a side over `max_chars` characters or over `max_length` units of `length_fn`.
+        bad_ratio (`int`): Pairs whose sides' lengths differ by more than `max_ratio` (see [`length_units`]).
+        duplicate (`int`): Repeats of an earlier identical (en, zh) pair.
+        simplified (`int`): Pairs whose Chinese side OpenCC changed (`simplify=True`); these are kept, not dropped.
+    """
+
+    total: int = 0
+    empty: int = 0
+    too_long: int = 0
+    bad_ratio: int = 0
+    duplicate: int = 0
+    simplified: int = 0
+
+    @property
+    def dropped(self) -> int:
+        return self.empty + self.too_long + self.bad_ratio + self.duplicate
+
+    @property
+    def kept(self) -> int:
+        return self.total - self.dropped
+
+    def __str__(self) -> str:
+        rows = [("empty side", self.empty), ("too long", self.too_long), ("length ratio", self.bad_ratio)]
+        rows += [("duplicate", self.duplicate), ("dropped", self.dropped), ("kept", self.kept), ("total", self.total)]
+        width = max(len("pairs"), len(f"{self.total:,}"))
+        lines = [f"{'rule':<13} {'pairs':>{width}} {'share':>7}"]
+        for name, count in rows:
+            lines.append(f"{name:<13} {count:>{width},} {100 * count / max(self.total, 1):6.1f}%")
+        if self.simplified:
+            lines.append(f"(Chinese side converted to Simplified in {self.simplified:,} pairs)")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Loading
+
+
+def load_parallel(
+    files: str | os.PathLike | Sequence[str | os.PathLike] | None = None,
+    *,
+    dataset: str | None = None,
+    dataset_config: str | None = None,
+    split: str = "train",
+    en_column: str = "en",
+    zh_column: str = "zh",
+    skip_malformed: bool = False,
+    return_report: bool = False,
+) -> datasets.Dataset | tuple[datasets.Dataset, LoadReport]:
+    """Load English–Chinese sentence pairs from local files or a Hub dataset.
+
+    Local files are read by extension, with `.gz` read transparently, and several files are concatenated in order:
+
+    - `.jsonl`, `.json`: JSON Lines, one object per line, e.g. `{"en": "Hello.", "zh": "你好。"}`.
+    - `.tsv`, `.txt`: tab-separated `en<TAB>zh`, exactly two fields per line. If the first line contains both column
+      names (e.g. `en<TAB>zh`, or `id<TAB>en<TAB>zh<TAB>source`) it is a header: the columns are taken by name and
+      every line must have as many fields as the header. Custom column names require such a header. Fields are
+      taken verbatim (no quoting).
+    - `.parquet`: a table with the two columns.
+
+    Blank lines are ignored. The columns are looked up at the top level first, then inside a nested `translation`
+    column (the Hub layout of e.g. `wmt/wmt19`: `{"translation": {"en": ..., "zh": ...}}`).
+
+    Args:
+        files (`str`, `os.PathLike` or a sequence of them, *optional*):
+            Local corpus file(s). Exactly one of `files` and `dataset` must be given.
+        dataset (`str`, *optional*):
+            Name (or local folder) of a dataset for `datasets.load_dataset`, e.g. `"wmt/wmt19"`.
+        dataset_config (`str`, *optional*):
+            Its configuration, e.g. `"zh-en"`.
+        split (`str`, *optional*, defaults to `"train"`):
+            Its split; slicing syntax such as `"train[:10000]"` works.
+        en_column (`str`, *optional*, defaults to `"en"`), zh_column (`str`, *optional*, defaults to `"zh"`):
+            Names of the English and Chinese columns.
+        skip_malformed (`bool`, *optional*, defaults to `False`):
+            Skip and count malformed lines (invalid JSON or UTF-8, wrong number of TSV fields, a missing or
+            non-string value) of local files instead of raising. The count is logged and given in the report.
+        return_report (`bool`, *optional*, defaults to `False`):
+            Also return a [`LoadReport`].
+
+    Returns:
+        `datasets.Dataset` with string columns `"en"` and `"zh"`, or `(dataset, LoadReport)` if `return_report`.
+
+    Raises:
+        [`CorpusError`] (a `ValueError`): for a missing file, an unsupported extension, missing columns, or a
+        malformed line (naming file and line) when `skip_malformed` is off.
+
+    Example:
+
+    ```python
+    >>> from zhen.data import load_parallel
+    >>> ds = load_parallel(["train.jsonl.gz", "extra.tsv"])
+    >>> ds = load_parallel(dataset="wmt/wmt19", dataset_config="zh-en", split="train[:100000]")
+    ```
+    """
+    if (files is None) == (dataset is None):
+        raise ValueError("Pass exactly one of `files` and `dataset` (the bundled sample corpus is `load_sample()`).")
+    if dataset is not None:
+        pairs = _load_hub(dataset, dataset_config, split, en_column, zh_column)
+        report = LoadReport(pairs=len(pairs))
+    else:
+        pairs, report = _load_files(_as_paths(files), en_column, zh_column, skip_malformed)
+    return (pairs, report) if return_report else pairs
+
+
+def _as_paths(files) -> list[Path]:
+    paths = [Path(files)] if isinstance(files, (str, os.PathLike)) else [Path(path) for path in files]
+    if not paths:
+        raise CorpusError("`files` is empty: give at least one corpus file.")
+    for path in paths:
+        _format_of(path)
+        if not path.is_file():
+            raise CorpusError(f"Corpus file not found: {path}")
+    return paths
+
+
+def _format_of(path: Path) -> str:
+    suffixes = path.suffixes[-2:] if path.suffix == ".gz" else path.suffixes[-1:]
+    suffix = suffixes[0].lower() if suffixes else ""
+    if suffix not in FORMATS:
+        supported = ", ".join(FORMATS)
+        raise CorpusError(f"Unsupported corpus file {path}: supported extensions are {supported}, optionally + .gz.")
+    return FORMATS[suffix]
+
+
+def _load_files(paths, en_column, zh_column, skip_malformed) -> tuple[datasets.Dataset, LoadReport]:
+    en, zh, report = [], [], LoadReport()
+    readers = {"jsonl": _read_jsonl, "tsv": _read_tsv, "parquet": _read_parquet}
+    for path in paths:
+        format_ = _format_of(path)
+        unit = "row" if format_ == "parquet" else "line"
+        items = readers[format_](path, en_column, zh_column)
+        _collect(items, path, unit, skip_malformed, en, zh, report)
+    report.pairs = len(en)
+    if report.skipped:
+        logger.warning("%s", report)
+    return datasets.Dataset.from_dict({"en": en, "zh": zh}, features=PAIR_FEATURES), report
+
+
+class _Malformed(NamedTuple):
+    line: int
+    problem: str
+
+
+def _collect(items, path, unit, skip_malformed, en, zh, report) -> None:
+    for item in items:
+        if isinstance(item, _Malformed):
+            message = f"{path}, {unit} {item.line}: {item.problem}"
+            if not skip_malformed:
+                raise CorpusError(f"{message}. {_SKIP_HINT}")
+            report.skipped += 1
+            report.skipped_per_file[str(path)] = report.skipped_per_file.get(str(path), 0) + 1
+            if len(report.examples) < _MAX_EXAMPLES:
+                report.examples.append(message)
+            continue
+        en.append(item[0])
+        zh.append(item[1])
+
+
+def _open_binary(path: Path):
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
+def _read_jsonl(path, en_column, zh_column) -> Iterator[tuple[str, str] | _Malformed]:
+    nested = None
+    with _open_binary(path) as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)  # bytes in: decodes UTF-8 and skips a BOM
+            except ValueError as error:  # JSONDecodeError and UnicodeDecodeError
+                yield _Malformed(number, f"invalid JSON ({error})")
+                continue
+            if not isinstance(record, dict):
+                yield _Malformed(number, f"expected a JSON object, found {type(record).__name__}")
+                continue
+            if nested is None:
+                nested = _is_nested(record, en_column, zh_column, path)
+            yield _pair_or_problem(record, number, en_column, zh_column, nested)
+
+
+def _read_tsv(path, en_column, zh_column) -> Iterator[tuple[str, str] | _Malformed]:
+    columns, n_fields = (0, 1), 2
+    with _open_binary(path) as lines:
+        for number, line in enumerate(lines, 1):
+            try:
+                text = line.decode("utf-8").rstrip("\r\n")
+            except UnicodeDecodeError as error:
+                yield _Malformed(number, f"invalid UTF-8 ({error})")
+                continue
+            fields = text.split("\t")
+            if number == 1:
+                fields[0] = fields[0].removeprefix("\ufeff")
+                if en_column in fields and zh_column in fields:
+                    columns, n_fields = (fields.index(en_column), fields.index(zh_column)), len(fields)
+                    continue
+                if (en_column, zh_column) != ("en", "zh"):
+                    raise _missing_columns(path, fields, en_column, zh_column, "first line (header)")
+            if not text.strip():
+                continue
+            if len(fields) != n_fields:
+                yield _Malformed(number, f"expected {n_fields} tab-separated fields, found {len(fields)}")
+                continue
+            yield fields[columns[0]], fields[columns[1]]
+
+
+def _read_parquet(path, en_column, zh_column) -> Iterator[tuple[str, str] | _Malformed]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    source = pa.BufferReader(gzip.decompress(path.read_bytes())) if path.suffix == ".gz" else path
+    table = pq.read_table(source)
+    names = table.column_names
+    if en_column in names and zh_column in names:
+        en, zh = table.column(en_column).to_pylist(), table.column(zh_column).to_pylist()
+        records = ({en_column: e, zh_column: z} for e, z in zip(en, zh))
+        nested = False
+    else:
+        fields = table.schema.field("translation").type if "translation" in names else None
+        nested_names = [f.name for f in fields] if isinstance(fields, pa.StructType) else []
+        if en_column not in nested_names or zh_column not in nested_names:
+            raise _missing_columns(path, names + [f"translation.{n}" for n in nested_names], en_column, zh_column)
+        records = ({"translation": record} for record in table.column("translation").to_pylist())
+        nested = True
+    for number, record in enumerate(records, 1):
+        yield _pair_or_problem(record, number, en_column, zh_column, nested)
+
+
+def _is_nested(record: dict, en_column: str, zh_column: str, path) -> bool:
+    """Tell the flat layout from the nested `translation` one, from a file's first record."""
+    if en_column in record and zh_column in record:
+        return False
+    nested = record.get("translation")
+    if isinstance(nested, dict) and en_column in nested and zh_column in nested:
+        return True
+    found = list(record) + ([f"translation.{key}" for key in nested] if isinstance(nested, dict) else [])
+    raise _missing_columns(path, found, en_column, zh_column, "first record")
+
+
+def _pair_or_problem(record: dict, number: int, en_column, zh_column, nested: bool) -> tuple[str, str] | _Malformed:
+    if nested:
+        record = record.get("translation")
+        if not isinstance(record, dict):
+            return _Malformed(number, "'translation' is missing or not an object")
+    en, zh = record.get(en_column), record.get(zh_column)
+    if isinstance(en, str) and isinstance(zh, str):
+        return en, zh
+    name = zh_column if isinstance(en, str) else en_column
+    if name not in record:
+        return _Malformed(number, f"{name!r} is missing")
+    value = record[name]
+    return _Malformed(number, f"{name!r} is {'null' if value is None else type(value).__name__}, not a string")
+
+
+def _missing_columns(source, found, en_column, zh_column, where="") -> CorpusError:
+    where = f" ({where})" if where else ""
+    return CorpusError(
+        f"{source} has no columns {en_column!r} and {zh_column!r}; found{where}: {list(found)}. {_COLUMN_HINT}"
+    )
+
+
+def _load_hub(name, config, split, en_column, zh_column) -> datasets.Dataset:
+    pairs = datasets.load_dataset(name, config, split=split)
+    if not isinstance(pairs, datasets.Dataset):
+        raise CorpusError(f"load_dataset({name!r}) gave a {type(pairs).__name__}; pass one split, e.g. 'train'.")
+    columns = pairs.column_names
+    if en_column not in columns or zh_column not in columns:
+        nested = _nested_languages(pairs.features.get("translation"))
+        if en_column not in nested or zh_column not in nested:
+            found = columns + [f"translation.{language}" for language in nested]
+            raise _missing_columns(f"Dataset {name!r}", found, en_column, zh_column)
+        pairs = pairs.select_columns(["translation"]).flatten()
+        en_column, zh_column = f"translation.{en_column}", f"translation.{zh_column}"
+    pairs = pairs.select_columns([en_column, zh_column])
+    renames = {old: new for old, new in ((en_column, "en"), (zh_column, "zh")) if old != new}
+    return pairs.rename_columns(renames) if renames else pairs
+
+
+def _nested_languages(feature) -> list[str]:
+    if isinstance(feature, datasets.Translation):
+        return list(feature.languages)
+    return list(feature) if isinstance(feature, dict) else []
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Sample corpus
+
+
+def sample_corpus_path(split: str = "train") -> Path:
+    """Path of a split (`"train"` or `"validation"`) of the sample corpus shipped with zhen (JSON Lines)."""
+    if split not in SAMPLE_SPLITS:
+        raise ValueError(f"Unknown sample split {split!r}; choose from {list(SAMPLE_SPLITS)}.")
+    return SAMPLE_DATA_DIR / SAMPLE_SPLITS[split]
+
+
+def load_sample(split: str | None = None) -> datasets.Dataset | datasets.DatasetDict:
+    """Load the sample corpus shipped with zhen: a few hundred everyday English–Chinese pairs written by the project.
+
+    Args:
+        split (`str`, *optional*):
+            `"train"` or `"validation"`; by default both, as a `datasets.DatasetDict`.
+    """
+    if split is not None:
+        return load_parallel(sample_corpus_path(split))
+    return datasets.DatasetDict({name: load_parallel(sample_corpus_path(name)) for name in SAMPLE_SPLITS})
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Cleaning
+
+_KEEP, _EMPTY, _TOO_LONG, _BAD_RATIO, _DUPLICATE = range(5)
+
+
+def length_units(text: str) -> int:
+    """Length of `text` in units comparable across English and Chinese.
+
+    A Han character is one unit, and so is each run of other letters or digits (a word or a number), so English text
+    counts words and Chinese text counts characters plus any embedded Latin words and numbers. Punctuation, symbols
+    and emoji do not count. Chinese typically has 1.3–1.5 units per English unit.
+    """
+    return len(_LENGTH_UNIT.findall(text))
+
+
+def clean_pairs(
+    pairs: datasets.Dataset,
+    *,
+    max_chars: int | None = None,
+    max_ratio: float | None = 3.0,
+    max_length: int | None = None,
+    length_fn: Callable[[list[str]], list[int]] | None = None,
+    drop_duplicates: bool = True,
+    simplify: bool = False,
+    num_proc: int | None = None,
+    batch_size: int = 1000,
+) -> tuple[datasets.Dataset, CleaningReport]:
+    """Strip whitespace from both sides and drop pairs unfit for training.
+
+    Rules, in order (a dropped pair counts under the first rule that drops it):
+
+    1. empty: a side is empty after stripping (or `None`).
+    2. too long: a side has more than `max_chars` characters, or more than `max_length` units as measured by
+       `length_fn` (e.g. tokens).
+    3. length ratio: the longer side has more than `max_ratio` times the [`length_units`] of the shorter one.
+       Pairs whose longer side has fewer than `RATIO_MIN_UNITS` (10) units are exempt.
+    4. duplicate: the same (en, zh) pair, after stripping (and simplifying), appeared before; the first is kept.
+
+    Args:
+        pairs (`datasets.Dataset`): Dataset with columns `"en"` and `"zh"`; other columns are kept.
+        max_chars (`int`, *optional*): Character limit per side; no limit by default.
+        max_ratio (`float`, *optional*, defaults to 3.0): Length-ratio limit; `None` disables the rule.
+        max_length (`int`, *optional*): Limit per side on `length_fn`'s measure. Needs `length_fn`.
+        length_fn (`Callable[[list[str]], list[int]]`, *optional*):
+            Batched length measure, e.g. `lambda texts: [len(ids) for ids in tokenizer(texts)["input_ids"]]`.
+        drop_duplicates (`bool`, *optional*, defaults to `True`): Apply rule 4.
+        simplify (`bool`, *optional*, defaults to `False`):
+            Convert the Chinese side to Simplified with OpenCC `t2s` before the rules (so that Traditional and
+            Simplified copies of a pair count as duplicates).
+        num_proc (`int`, *optional*): Processes for `datasets.Dataset.map`.
+        batch_size (`int`, *optional*, defaults to 1000): Batch size for `datasets.Dataset.map`.
+
+    Returns:
+        `(datasets.Dataset, CleaningReport)`: the cleaned pairs, in their original order, and the counts.
+    """
+    if (max_length is None) != (length_fn is None):
+        raise ValueError("`max_length` and `length_fn` go together: pass both or neither.")
+    limits = {"max_chars": max_chars, "max_ratio": max_ratio, "max_length": max_length, "length_fn": length_fn}
+    flagged = pairs.map(
+        _flag_batch,
+        batched=True,
+        batch_size=batch_size,
+        num_proc=num_proc,
+        fn_kwargs={**limits, "simplify": simplify},
+        desc="Cleaning pairs",
+    )
+    keep, report = _select_kept(flagged, drop_duplicates)
+    if len(keep) < len(flagged):
+        flagged = flagged.select(keep)
+    return flagged.remove_columns(["_flag", "_simplified"]), report
+
+
+def _flag_batch(batch, *, max_chars, max_ratio, max_length, length_fn, simplify) -> dict:
+    en = [(text or "").strip() for text in batch["en"]]
+    zh = [(text or "").strip() for text in batch["zh"]]
+    simplified = [False] * len(zh)
+    if simplify:
+        converted = _simplify_texts(zh)
+        simplified = [new != old for new, old in zip(converted, zh)]
+        zh = converted
+    flags = [_flag(e, z, max_chars, max_ratio) for e, z in zip(en, zh)]
+    if length_fn is not None:
+        for i, (e_length, z_length) in enumerate(zip(length_fn(en), length_fn(zh))):
+            if flags[i] != _EMPTY and max(e_length, z_length) > max_length:
+                flags[i] = _TOO_LONG
+    return {"en": en, "zh": zh, "_flag": flags, "_simplified": simplified}
+
+
+def _flag(en: str, zh: str, max_chars: int | None, max_ratio: float | None) -> int:
+    if not en or not zh:
+        return _EMPTY
+    if max_chars is not None and max(len(en), len(zh)) > max_chars:
+        return _TOO_LONG
+    if max_ratio is not None:
+        shorter, longer = sorted((length_units(en), length_units(zh)))
+        if longer >= RATIO_MIN_UNITS and longer > max_ratio * shorter:
+            return _BAD_RATIO
+    return _KEEP
+
+
+def _select_kept(flagged: datasets.Dataset, drop_duplicates: bool) -> tuple[list[int], CleaningReport]:
+    counts, keep, seen, index, simplified = [0] * 5, [], set(), 0, 0
+    for batch in flagged.select_columns(["en", "zh", "_flag", "_simplified"]).iter(batch_size=10_000):
+        simplified += sum(batch["_simplified"])
+        for en, zh, flag in zip(batch["en"], batch["zh"], batch["_flag"]):
+            if flag == _KEEP and drop_duplicates:
+                # Hashes instead of the strings keep memory small; the odds of a collision (which would drop one
+                # pair) are about 1 in 60,000 even at 25M pairs.
+                key = hash((en, zh))
+                flag = _DUPLICATE if key in seen else _KEEP
+                seen.add(key)
+            counts[flag] += 1
+            if flag == _KEEP:
+                keep.append(index)
+            index += 1
+    report = CleaningReport(
+        total=len(flagged),
+        empty=counts[_EMPTY],
+        too_long=counts[_TOO_LONG],
+        bad_ratio=counts[_BAD_RATIO],
+        duplicate=counts[_DUPLICATE],
+        simplified=simplified,
+    )
+    return keep, report
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Script conversion
+
+
+@lru_cache(maxsize=1)
+def _t2s_converter():
+    """OpenCC `t2s`, built once per process, and the characters it can change (`None` if unknown)."""
+    from opencc import OpenCC  # opencc-python-reimplemented
+
+    converter = OpenCC("t2s")
+    return converter, _changeable_characters(converter)
+
+
+def _changeable_characters(converter) -> frozenset[str] | None:
+    # The pure-Python converter is slow, and much text (all Simplified text) has nothing to convert. A text holding
+    # no character that some dictionary entry changes comes out unchanged, so it can skip the converter.
+    changeable = set()
+    for _, _, table in getattr(converter, "dict_cache", {}).values():
+        for key, value in table.items():
+            if len(key) != len(value):
+                changeable.update(key)
+            else:
+                changeable.update(a for a, b in zip(key, value) if a != b)
+    return frozenset(changeable) or None
+
+
+def _simplify_texts(texts: Iterable[str]) -> list[str]:
+    converter, changeable = _t2s_converter()
+    if changeable is None:
+        return [converter.convert(text) if text else text for text in texts]
+    return [text if not text or changeable.isdisjoint(text) else converter.convert(text) for text in texts]
+
+
+def simplify_chinese(text: str) -> str:
+    """Convert Chinese text to Simplified script with OpenCC `t2s` (Simplified text is left as is)."""
+    return _simplify_texts([text])[0]
+
+
+def _simplify_batch(batch, column: str) -> dict:
+    return {column: _simplify_texts(batch[column])}
+
+
+def to_simplified(
+    pairs: datasets.Dataset, *, column: str = "zh", num_proc: int | None = None, batch_size: int = 1000
+) -> datasets.Dataset:
+    """Convert the Chinese column of `pairs` to Simplified script with OpenCC `t2s`.
+
+    Args:
+        pairs (`datasets.Dataset`): The dataset.
+        column (`str`, *optional*, defaults to `"zh"`): The column to convert.
+        num_proc (`int`, *optional*): Processes for `datasets.Dataset.map` (each builds its converter once).
+        batch_size (`int`, *optional*, defaults to 1000): Batch size for `datasets.Dataset.map`.
+    """
+    return pairs.map(
+        _simplify_batch,
+        batched=True,
+        batch_size=batch_size,
+        num_proc=num_proc,
+        fn_kwargs={"column": column},
+        desc="Converting to Simplified Chinese",
+    )
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Directions
+
+
+def make_directions(pairs: datasets.Dataset, directions: str | Sequence[str] = ("en-zh", "zh-en")) -> datasets.Dataset:
+    """Turn (en, zh) pairs into translation examples for the given direction(s).
+
+    Args:
+        pairs (`datasets.Dataset`): Dataset with columns `"en"` and `"zh"`.
+        directions (`str` or sequence of `str`, *optional*, defaults to both):
+            Any of `"en-zh"`, `"zh-en"` and `"both"` (which means `"en-zh"` and `"zh-en"`).
+
+    Returns:
+        `datasets.Dataset` with columns `src_text`, `tgt_text`, `src_lang` and `tgt_lang` (`"en"` or `"zh"`): all pairs
+        in the first direction, then all in the second. Shuffle before training.
+    """
+    names = [directions] if isinstance(directions, str) else list(directions)
+    unknown = [name for name in names if name not in DIRECTIONS]
+    if unknown or not names:
+        raise ValueError(f"Unknown translation direction(s) {unknown}; valid directions are {list(DIRECTIONS)}.")
+    expanded = [name for d in names for name in (("en-zh", "zh-en") if d == "both" else (d,))]
+    parts = [_one_direction(pairs, *name.split("-")) for name in dict.fromkeys(expanded)]
+    return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+
+
+def _one_direction(pairs: datasets.Dataset, src: str, tgt: str) -> datasets.Dataset:
+    return pairs.map(
+        _direction_batch,
+        batched=True,
+        remove_columns=pairs.column_names,
+        fn_kwargs={"src": src, "tgt": tgt},
+        desc=f"Making {src}-{tgt} examples",
+    )
+
+
+def _direction_batch(batch, src: str, tgt: str) -> dict:
+    size = len(batch[src])
+    return {"src_text": batch[src], "tgt_text": batch[tgt], "src_lang": [src] * size, "tgt_lang": [tgt] * size}
