@@ -10,6 +10,7 @@ from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoToken
 from .configuration_zhen import PRESETS, ZhenConfig
 from .modeling_zhen import ZhenForConditionalGeneration, ZhenModel, ZhenPreTrainedModel
 from .tokenization_zhen import ZhenTokenizerFast, normalize_lang
+from .translation import translate
 
 
 __version__ = "0.1.0"
@@ -31,4 +32,5 @@ __all__ = [
     "ZhenForConditionalGeneration",
     "ZhenTokenizerFast",
     "normalize_lang",
+    "translate",
 ]

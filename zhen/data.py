@@ -616,3 +616,20 @@ def _one_direction(pairs: datasets.Dataset, src: str, tgt: str) -> datasets.Data
 def _direction_batch(batch, src: str, tgt: str) -> dict:
     size = len(batch[src])
     return {"src_text": batch[src], "tgt_text": batch[tgt], "src_lang": [src] * size, "tgt_lang": [tgt] * size}
+
+
+def _simplify_chinese_targets_batch(batch) -> dict:
+    targets = batch["tgt_text"]
+    chinese = [i for i, lang in enumerate(batch["tgt_lang"]) if lang == "zh"]
+    for i, text in zip(chinese, _simplify_texts([targets[i] for i in chinese])):
+        targets[i] = text
+    return {"tgt_text": targets}
+
+
+def simplify_chinese_targets(examples: datasets.Dataset, num_proc: int | None = None) -> datasets.Dataset:
+    """Convert the Chinese *targets* of translation examples (from [`make_directions`]) to Simplified script, so that
+    a model's `zh` output is consistently Simplified. Chinese sources are left as they are: the model should still
+    read Traditional input."""
+    return examples.map(
+        _simplify_chinese_targets_batch, batched=True, num_proc=num_proc, desc="Simplifying Chinese targets"
+    )

@@ -1,0 +1,305 @@
+"""Training pipeline tests: batching, configuration, data errors, checkpoints, exact resume after kill -9, and a tiny
+end-to-end run from the sample corpus to a model that loads with the Auto classes and translates."""
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from accelerate.state import AcceleratorState
+from safetensors.torch import load_file, save_file
+
+from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
+from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
+from zhen.training import lr_lambda, train
+from zhen.training_config import TrainingConfig, read_config_file, resolve_config
+
+
+TINY = [
+    "--preset", "tiny", "--model-overrides", "d_model=64", "encoder_ffn_dim=128", "decoder_ffn_dim=128",
+    "--vocab-size", "600", "--max-tokens", "512", "--eval-bleu-samples", "4", "--logging-steps", "5",
+]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def fresh_accelerator_state():
+    """Accelerate keeps process-wide state; each in-process run starts from a clean one."""
+    AcceleratorState._reset_state(True)
+    yield
+    AcceleratorState._reset_state(True)
+
+
+# --- batching ---------------------------------------------------------------------------------------------------------
+
+
+def random_lengths(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    source = rng.integers(3, 120, n)
+    return source, np.clip(source + rng.integers(-10, 30, n), 2, 128)
+
+
+@pytest.mark.parametrize("max_tokens", [128, 1000, 4096])
+def test_token_budget_batches_respect_budget_and_cover_every_example_once(max_tokens):
+    source, target = random_lengths()
+    for epoch in range(3):
+        batches = token_budget_batches(source, target, max_tokens, seed=1, epoch=epoch)
+        for batch in batches:
+            assert len(batch) * max(source[batch].max(), target[batch].max()) <= max_tokens
+        flat = sorted(i for batch in batches for i in batch)
+        assert flat == list(range(len(source)))
+
+
+def test_token_budget_batches_are_reproducible_and_change_with_epoch():
+    source, target = random_lengths()
+    first = token_budget_batches(source, target, 2048, seed=7, epoch=0)
+    assert first == token_budget_batches(source, target, 2048, seed=7, epoch=0)
+    assert first != token_budget_batches(source, target, 2048, seed=7, epoch=1)
+    assert first != token_budget_batches(source, target, 2048, seed=8, epoch=0)
+
+
+def test_length_bucketing_keeps_padding_low():
+    source, target = random_lengths()
+    bucketed = token_budget_batches(source, target, 4096, seed=0, epoch=0)
+    rng = np.random.default_rng(0)
+    order = rng.permutation(len(source))
+    unbucketed = [order[i : i + len(b)].tolist() for i, b in zip(np.cumsum([0] + [len(b) for b in bucketed]), bucketed)]
+    assert padding_fraction(bucketed, source, target) < 0.25 < padding_fraction(unbucketed, source, target)
+
+
+def test_an_example_over_the_budget_is_an_error():
+    with pytest.raises(ValueError, match="exceeds max_tokens=50"):
+        token_budget_batches([10, 60], [10, 10], 50, seed=0, epoch=0)
+
+
+def test_shards_are_equal_in_count_and_cover_all_batches():
+    batches = [[i] for i in range(10)]
+    shards = [shard_batches(batches, rank, 4) for rank in range(4)]
+    assert {len(shard) for shard in shards} == {3}
+    assert sorted({b[0] for shard in shards for b in shard}) == list(range(10))
+    assert shard_batches(batches, 0, 1) == batches
+
+
+def test_collator_pads_inputs_and_masks_labels():
+    batch = Seq2SeqCollator(pad_token_id=0)(
+        [{"input_ids": [4, 9, 2], "labels": [5, 8, 8, 2]}, {"input_ids": [4, 2], "labels": [5, 2]}]
+    )
+    assert batch["input_ids"].tolist() == [[4, 9, 2], [4, 2, 0]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 1, 0]]
+    assert batch["labels"].tolist() == [[5, 8, 8, 2], [5, 2, -100, -100]]
+
+
+# --- configuration ----------------------------------------------------------------------------------------------------
+
+
+def test_config_file_then_flags_override_defaults(tmp_path):
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(
+        "train_files: [a.jsonl]\nlearning_rate: 0.001\nmax_tokens: 2048\nmodel_overrides: {d_model: 256}\n"
+    )
+    config = resolve_config(["--config", str(recipe), "--max-tokens", "1024", "--model-overrides", "dropout=0.3"])
+    assert config.train_files == ["a.jsonl"] and config.learning_rate == 0.001 and config.max_tokens == 1024
+    assert config.model_overrides == {"d_model": 256, "dropout": 0.3}
+    assert config.preset == "small"  # a run that names data starts from the defaults, not the sample recipe
+
+
+def test_no_data_means_the_sample_recipe():
+    config = resolve_config([])
+    assert config.uses_sample_data and config.output_dir == "runs/zhen-sample" and config.preset == "tiny"
+    assert resolve_config(["--max-steps", "7"]).max_steps == 7
+
+
+def test_config_errors_name_the_problem(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("learning_rat: 0.1\n")
+    with pytest.raises(ValueError, match=r"unknown configuration field\(s\) \['learning_rat'\]"):
+        read_config_file(bad)
+    with pytest.raises(ValueError, match="lr_scheduler='linear' is not one of"):
+        TrainingConfig(lr_scheduler="linear")
+    with pytest.raises(ValueError, match="max_tokens=64 cannot hold one example"):
+        TrainingConfig(max_tokens=64)
+
+
+def test_learning_rate_schedules():
+    inverse_sqrt = lr_lambda(TrainingConfig(warmup_steps=100), total_steps=1000)
+    assert inverse_sqrt(0) == pytest.approx(0.01) and inverse_sqrt(99) == pytest.approx(1.0)
+    assert inverse_sqrt(399) == pytest.approx(0.5)  # sqrt(100 / 400)
+    cosine = lr_lambda(TrainingConfig(warmup_steps=10, lr_scheduler="cosine", min_lr_ratio=0.1), total_steps=110)
+    assert cosine(9) == pytest.approx(1.0) and cosine(59) == pytest.approx(0.55) and cosine(109) == pytest.approx(0.1)
+
+
+# --- bad input --------------------------------------------------------------------------------------------------------
+
+
+def write_jsonl(path: Path, rows: list[str]) -> str:
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+    return str(path)
+
+
+def test_malformed_line_names_file_and_line(tmp_path):
+    good = [json.dumps({"en": f"I have {i} cats.", "zh": f"我有{i}只猫。"}, ensure_ascii=False) for i in range(30)]
+    corpus = write_jsonl(tmp_path / "train.jsonl.gz", good[:5] + ['{"en": "broken'] + good[5:])
+    config = resolve_config(["--train-files", corpus, "--output-dir", str(tmp_path / "out"), *TINY])
+    with pytest.raises(ValueError, match=r"train\.jsonl\.gz.*line 6.*--skip-malformed"):
+        train(config)
+
+
+def test_missing_column_lists_the_columns_found(tmp_path):
+    corpus = write_jsonl(tmp_path / "train.jsonl.gz", [json.dumps({"english": "Hi.", "chinese": "你好。"})] * 20)
+    config = resolve_config(["--train-files", corpus, "--output-dir", str(tmp_path / "out"), *TINY])
+    with pytest.raises(ValueError, match=r"(?s)english.*chinese.*--en-column"):
+        train(config)
+
+
+def test_unwritable_output_dir_fails_before_training(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(PermissionError, match="Cannot write to output_dir"):
+        train(resolve_config(["--output-dir", str(blocker / "run"), *TINY]))
+
+
+def test_existing_checkpoints_are_never_overwritten_without_resume(tmp_path):
+    (tmp_path / "checkpoints" / "checkpoint-5").mkdir(parents=True)
+    (tmp_path / "checkpoints" / "checkpoint-5" / "trainer_state.json").write_text("{}")
+    with pytest.raises(FileExistsError, match="--resume"):
+        train(resolve_config(["--output-dir", str(tmp_path), *TINY]))
+
+
+# --- checkpoints ------------------------------------------------------------------------------------------------------
+
+
+class FakeAccelerator:
+    is_main_process = True
+
+    def __init__(self, fail=False):
+        self.fail = fail
+
+    def wait_for_everyone(self):
+        pass
+
+    def save_state(self, directory):
+        Path(directory).mkdir(parents=True, exist_ok=True)
+        (Path(directory) / "model.safetensors").write_bytes(b"partial")
+        if self.fail:
+            raise KeyboardInterrupt("killed while saving")
+
+
+def test_a_crash_while_saving_leaves_earlier_checkpoints_intact(tmp_path):
+    for step in (10, 20, 30):
+        save_checkpoint(FakeAccelerator(), tmp_path, step, {"step": step}, keep=2)
+    assert list(checkpoint_steps(tmp_path)) == [20, 30]
+    with pytest.raises(KeyboardInterrupt):
+        save_checkpoint(FakeAccelerator(fail=True), tmp_path, 40, {"step": 40}, keep=2)
+    assert latest_checkpoint(tmp_path).name == "checkpoint-30"
+    assert list(checkpoint_steps(tmp_path)) == [20, 30]
+    save_checkpoint(FakeAccelerator(), tmp_path, 40, {"step": 40}, keep=2)  # the leftover temporary is cleared
+    assert list(checkpoint_steps(tmp_path)) == [30, 40] and not list(tmp_path.glob(".*"))
+
+
+def test_average_checkpoints(tmp_path):
+    for i, value in enumerate([1.0, 2.0, 6.0]):
+        (tmp_path / f"c{i}").mkdir()
+        save_file(
+            {"w": torch.full((2, 2), value), "b": torch.tensor([value])}, tmp_path / f"c{i}" / "model.safetensors"
+        )
+    averaged = average_checkpoints([tmp_path / f"c{i}" for i in range(3)])
+    torch.testing.assert_close(averaged["w"], torch.full((2, 2), 3.0))
+    torch.testing.assert_close(averaged["b"], torch.tensor([3.0]))
+
+
+# --- end to end -------------------------------------------------------------------------------------------------------
+
+
+def test_tiny_end_to_end_run_exports_a_model_that_translates(tmp_path):
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    import zhen
+
+    config = resolve_config(["--output-dir", str(tmp_path), "--max-steps", "12", "--eval-steps", "6", *TINY])
+    export = train(config)
+
+    assert export == tmp_path / "model"
+    for name in ("model.safetensors", "config.json", "generation_config.json", "tokenizer.json",
+                 "training_config.json", "README.md", "training_curve.png", "modeling_zhen.py"):  # fmt: skip
+        assert (export / name).is_file(), name
+    resolved = json.loads((tmp_path / "training_config.json").read_text())
+    assert resolved["max_steps"] == 12 and resolved["tokenizer"] == str(tmp_path / "tokenizer")
+    history = json.loads((tmp_path / "history.json").read_text())
+    evals = [h for h in history if h["type"] == "eval"]
+    assert [h["step"] for h in evals] == [6, 12] and "sample/en-zh/bleu" in evals[0]
+    assert evals[1]["loss"] < evals[0]["loss"]
+
+    model = AutoModelForSeq2SeqLM.from_pretrained(export)
+    tokenizer = AutoTokenizer.from_pretrained(export)
+    assert isinstance(model, zhen.ZhenForConditionalGeneration) and isinstance(tokenizer, zhen.ZhenTokenizerFast)
+    assert model.generation_config.num_beams == 4
+    [output] = zhen.translate(["I like tea."], model=model, tokenizer=tokenizer, src_lang="en", tgt_lang="zh")
+    assert isinstance(output, str)
+
+
+def run_training(args: list[str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "zhen.commands.train", *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def test_resume_after_kill_reaches_the_same_parameters(tmp_path):
+    """A run killed with SIGKILL and resumed ends with exactly the parameters of an uninterrupted run (CPU,
+    deterministic kernels, same data order from the seed, RNG restored from the checkpoint)."""
+    common = [*TINY, "--max-steps", "40", "--save-steps", "5", "--eval-steps", "100", "--eval-bleu-samples", "0",
+              "--warmup-steps", "10", "--seed", "3"]  # fmt: skip
+    reference = run_training(["--output-dir", str(tmp_path / "straight"), *common])
+    interrupted_dir = tmp_path / "interrupted"
+    interrupted = run_training(["--output-dir", str(interrupted_dir), *common])
+    deadline = time.monotonic() + 300
+    while not checkpoint_steps(interrupted_dir / "checkpoints"):
+        assert interrupted.poll() is None, interrupted.stderr.read()
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    os.kill(interrupted.pid, signal.SIGKILL)
+    interrupted.wait()
+    killed_at = max(checkpoint_steps(interrupted_dir / "checkpoints"))
+    assert killed_at < 40
+    resumed = run_training(["--output-dir", str(interrupted_dir), *common, "--resume"])
+    assert resumed.wait() == 0, resumed.stderr.read()
+    assert reference.wait() == 0, reference.stderr.read()
+
+    straight = load_file(tmp_path / "straight" / "checkpoints" / "checkpoint-40" / "model.safetensors")
+    after_resume = load_file(interrupted_dir / "checkpoints" / "checkpoint-40" / "model.safetensors")
+    assert straight.keys() == after_resume.keys()
+    for name in straight:
+        assert torch.equal(straight[name], after_resume[name]), name
+
+
+def test_two_process_ddp_equals_gradient_accumulation_on_one_process(tmp_path):
+    """`torchrun --nproc_per_node 2` (gloo DDP on the CPU) gives process r the batches r, r+2, ...; one process with 2
+    accumulation steps sees the same pairs of batches in each step. With exact token-level loss normalisation across
+    processes the two runs must take the same steps."""
+    common = [*TINY, "--max-steps", "8", "--save-steps", "8", "--eval-steps", "100", "--eval-bleu-samples", "0",
+              "--dropout", "0", "--warmup-steps", "4", "--logging-steps", "4"]  # fmt: skip
+    ddp = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "zhen.commands.train",
+         "--output-dir", str(tmp_path / "ddp"), *common],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert ddp.returncode == 0, ddp.stderr[-3000:]
+    single = run_training(["--output-dir", str(tmp_path / "ga"), *common, "--gradient-accumulation-steps", "2"])
+    assert single.wait() == 0, single.stderr.read()[-3000:]
+
+    ddp_dir, ga_dir = tmp_path / "ddp", tmp_path / "ga"
+    assert sorted(p.name for p in (ddp_dir / "checkpoints" / "checkpoint-8").glob("random_states_*")) == [
+        "random_states_0.pkl",
+        "random_states_1.pkl",
+    ]
+    losses = [[h["loss"] for h in json.loads((d / "history.json").read_text())] for d in (ddp_dir, ga_dir)]
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-5)
+    a = load_file(ddp_dir / "checkpoints" / "checkpoint-8" / "model.safetensors")
+    b = load_file(ga_dir / "checkpoints" / "checkpoint-8" / "model.safetensors")
+    for name in a:  # float summation order differs (all-reduce vs accumulation); Adam amplifies it slightly
+        torch.testing.assert_close(a[name], b[name], rtol=0, atol=1e-3, msg=name)

@@ -1,0 +1,21 @@
+"""`zhen-train`: train a zhen model from parallel text (or, with no data arguments, the bundled sample corpus).
+
+Examples:
+
+    zhen-train                                            # the sample corpus, a couple of minutes on a CPU
+    zhen-train --train-files train.jsonl.gz --valid-files valid.jsonl.gz --preset small --output-dir runs/small
+    zhen-train --config recipe.yaml --resume              # continue an interrupted run
+    accelerate launch --multi_gpu --num_processes 4 -m zhen.commands.train --config recipe.yaml
+"""
+
+from ..training import train
+from ..training_config import build_parser, resolve_config
+
+
+def main(argv: list[str] | None = None) -> None:
+    build_parser(__doc__.splitlines()[0]).parse_args(argv)  # --help, and argument errors before any import work
+    train(resolve_config(argv))
+
+
+if __name__ == "__main__":
+    main()

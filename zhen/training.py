@@ -1,0 +1,756 @@
+"""Train a zhen model with 🤗 Accelerate: from parallel text to an evaluated, exported checkpoint.
+
+The same code runs as one CPU process (`python scripts/train.py`), on one GPU, on several GPUs with DDP
+(`accelerate launch --multi_gpu ...`) and with FSDP through an Accelerate config. Each process trains on its own share
+of every epoch's token-budget batches; metrics are reduced or gathered across processes; only the main process writes
+files. Checkpoints are written atomically and hold everything a run needs to continue exactly where it stopped.
+"""
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import datasets
+import numpy as np
+import torch
+from accelerate import Accelerator
+from accelerate.logging import get_logger
+from accelerate.utils import DistributedType, gather_object, set_seed
+from tqdm.auto import tqdm
+from transformers import AutoTokenizer, GenerationConfig
+
+from . import data as zdata
+from .batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
+from .checkpointing import (
+    average_checkpoints,
+    checkpoint_steps,
+    latest_checkpoint,
+    read_state,
+    replace_directory,
+    save_checkpoint,
+    write_json_atomic,
+)
+from .configuration_zhen import ZhenConfig
+from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
+from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, max_new_tokens_limit, max_source_tokens
+from .tokenization_zhen import ZhenTokenizerFast
+from .tokenizer_training import train_tokenizer
+from .training_config import TrainingConfig
+
+
+logger = get_logger(__name__)
+
+CHECKPOINT_DIR, TOKENIZER_DIR, BEST_DIR, EXPORT_DIR, CACHE_DIR = "checkpoints", "tokenizer", "best", "model", "cache"
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Setup: hardware, output folder, tokenizer, model
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def cpu_has_native_bf16() -> bool:
+    """AMX or AVX512-BF16: without them bf16 matmuls are emulated on the CPU and slower than fp32."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "amx_bf16" in flags or "avx512_bf16" in flags
+
+
+def resolve_mixed_precision(choice: str, on_cpu: bool) -> str:
+    if choice == "fp16" and on_cpu:
+        raise ValueError("mixed_precision='fp16' needs a GPU; on the CPU use 'bf16' or 'no'.")
+    if choice != "auto":
+        return choice
+    if not on_cpu:
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return "bf16" if cpu_has_native_bf16() else "no"
+
+
+def make_accelerator(config: TrainingConfig) -> Accelerator:
+    on_cpu = config.cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available())
+    return Accelerator(
+        cpu=on_cpu,  # also what makes Accelerate set up gloo DDP for several CPU processes (torchrun, launch --cpu)
+        mixed_precision=resolve_mixed_precision(config.mixed_precision, on_cpu),
+        log_with=config.report_to or None,
+        project_dir=config.output_dir,
+    )
+
+
+def check_output_dir(config: TrainingConfig) -> Path:
+    """Fail before any work if the run cannot write its results or would overwrite an earlier run."""
+    output_dir = Path(config.output_dir)
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        probe = output_dir / f".write-test-{os.getpid()}"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as error:
+        raise PermissionError(
+            f"Cannot write to output_dir {output_dir}: {error.strerror or error}. Choose another --output-dir."
+        ) from error
+    if checkpoint_steps(output_dir / CHECKPOINT_DIR) and not config.resume:
+        raise FileExistsError(
+            f"{output_dir} holds checkpoints of an earlier run. Pass --resume to continue it, or choose another "
+            "--output-dir (nothing was overwritten)."
+        )
+    return output_dir
+
+
+def load_or_train_tokenizer(config: TrainingConfig, train_pairs, accelerator, output_dir: Path) -> ZhenTokenizerFast:
+    """The given tokenizer, the one an interrupted run trained, or a new one trained on the training pairs.
+
+    Only the main process decides and trains; every process then passes the same barrier and loads the result."""
+    trained_here = output_dir / TOKENIZER_DIR
+    if config.tokenizer is None and accelerator.is_main_process and not trained_here.is_dir():
+        logger.info(f"Training a {config.vocab_size}-token tokenizer on {len(train_pairs):,} pairs")
+        tokenizer = train_tokenizer(
+            train_pairs, vocab_size=config.vocab_size, min_frequency=config.tokenizer_min_frequency
+        )
+        tmp = trained_here.with_name(f".{TOKENIZER_DIR}.tmp")
+        tokenizer.save_pretrained(tmp)
+        replace_directory(tmp, trained_here)
+    accelerator.wait_for_everyone()
+    config.tokenizer = config.tokenizer or str(trained_here)
+    return AutoTokenizer.from_pretrained(config.tokenizer)
+
+
+def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGeneration:
+    vocab_size = -(-len(tokenizer) // 8) * 8  # a multiple of 8 suits matrix kernels; the extra rows are never targets
+    if config.init_from:
+        model = ZhenForConditionalGeneration.from_pretrained(
+            config.init_from, attn_implementation=config.attn_implementation
+        )
+        if model.config.vocab_size < len(tokenizer):
+            raise ValueError(
+                f"{config.init_from} has vocab_size={model.config.vocab_size} but the tokenizer has {len(tokenizer)}"
+                " tokens; train with the checkpoint's own tokenizer (--tokenizer)."
+            )
+    else:
+        overrides = dict(config.model_overrides)
+        if config.dropout is not None:
+            overrides["dropout"] = config.dropout
+        model_config = ZhenConfig.from_preset(
+            config.preset,
+            vocab_size=vocab_size,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            decoder_start_token_id=tokenizer.bos_token_id,
+            **overrides,
+        )
+        model_config._attn_implementation = config.attn_implementation
+        model = ZhenForConditionalGeneration(model_config)
+    model.config.label_smoothing = config.label_smoothing
+    model.generation_config = generation_config_for(model.config, config.export_num_beams)
+    if config.gradient_checkpointing:
+        model.activation_checkpointing_enable()
+    return model
+
+
+def generation_config_for(model_config: ZhenConfig, num_beams: int) -> GenerationConfig:
+    """Decoding defaults for the exported model. The output budget is relative to the source
+    (`max_length_ratio` x source tokens + `max_length_offset`), which `zhen.translate` and the pipeline apply;
+    `max_new_tokens` only bounds a bare `generate()`. The target language code is forced per call, since one model
+    serves both directions."""
+    return GenerationConfig(
+        decoder_start_token_id=model_config.decoder_start_token_id,
+        bos_token_id=model_config.bos_token_id,
+        eos_token_id=model_config.eos_token_id,
+        pad_token_id=model_config.pad_token_id,
+        num_beams=num_beams,
+        early_stopping=True,
+        max_new_tokens=min(256, max_new_tokens_limit(model_config) or 256),
+        max_length_ratio=DEFAULT_MAX_LENGTH_RATIO,
+        max_length_offset=DEFAULT_MAX_LENGTH_OFFSET,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Data: load, clean, split directions, tokenize; cached on disk
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainingData:
+    train: datasets.Dataset  # input_ids, labels, src_len, tgt_len
+    valid: dict[str, datasets.Dataset]  # per validation set: tokenized examples, for the loss
+    valid_pairs: dict[str, datasets.Dataset]  # per validation set: en/zh text, for BLEU
+    summary: dict = field(default_factory=dict)
+
+
+def load_pairs(config: TrainingConfig) -> tuple[datasets.Dataset, dict[str, datasets.Dataset], dict]:
+    """Raw training pairs and named validation pair sets, with what was loaded from where."""
+    load = dict(en_column=config.en_column, zh_column=config.zh_column, skip_malformed=config.skip_malformed)
+    summary = {}
+    if config.uses_sample_data:
+        train, valid = zdata.load_sample("train"), {"sample": zdata.load_sample("validation")}
+        summary["train_source"] = "zhen sample corpus (zhen/sample_data)"
+    elif config.dataset:
+        train = zdata.load_parallel(
+            dataset=config.dataset, dataset_config=config.dataset_config, split=config.train_split, **load
+        )
+        valid = {}
+        if config.valid_split and not config.valid_files:
+            valid["valid"] = zdata.load_parallel(
+                dataset=config.dataset, dataset_config=config.dataset_config, split=config.valid_split, **load
+            )
+        summary["train_source"] = f"{config.dataset} ({config.dataset_config}, {config.train_split})"
+    else:
+        train, report = zdata.load_parallel(config.train_files, return_report=True, **load)
+        summary["train_source"] = ", ".join(config.train_files)
+        summary["malformed_lines_skipped"] = report.skipped
+        valid = {}
+    for name, path in _named_valid_files(config.valid_files or []).items():
+        valid[name] = zdata.load_parallel(path, **load)
+    if not valid:
+        split = train.train_test_split(test_size=min(config.valid_size, len(train) // 10), seed=config.seed)
+        train, valid = split["train"], {"heldout": split["test"]}
+        summary["validation"] = f"{len(valid['heldout'])} pairs held out from the training data"
+    return train, valid, summary
+
+
+def _named_valid_files(entries: list[str]) -> dict[str, str]:
+    named = {}
+    for entry in entries:
+        name, _, path = entry.rpartition("=") if "=" in entry else (Path(entry).parent.name or "valid", "", entry)
+        if name in named:
+            name = f"{name}-{len(named)}"
+        named[name] = path
+    return named
+
+
+def drop_empty(pairs: datasets.Dataset) -> datasets.Dataset:
+    """Validation pairs are kept as they are, except pairs with an empty side."""
+    return zdata.clean_pairs(pairs, max_ratio=None, drop_duplicates=False)[0]
+
+
+def clean_training_pairs(config: TrainingConfig, train: datasets.Dataset) -> tuple[datasets.Dataset, str]:
+    train, report = zdata.clean_pairs(
+        train, max_chars=config.max_chars, max_ratio=config.max_length_ratio, num_proc=config.num_proc
+    )
+    return train, str(report)
+
+
+def to_examples(config: TrainingConfig, pairs: datasets.Dataset, directions: str | None = None) -> datasets.Dataset:
+    examples = zdata.make_directions(pairs, directions or config.directions)
+    if config.simplify_chinese:
+        examples = zdata.simplify_chinese_targets(examples, num_proc=config.num_proc)
+    return examples
+
+
+def _tokenize_batch(batch, tokenizer, lang_ids: dict[str, int], eos: int) -> dict:
+    """`[src code] source </s>` and `[tgt code] target </s>`, as `tokenizer(text, text_target=...)` lays them out."""
+    sources = tokenizer(batch["src_text"], add_special_tokens=False)["input_ids"]
+    targets = tokenizer(batch["tgt_text"], add_special_tokens=False)["input_ids"]
+    input_ids = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["src_lang"], sources)]
+    labels = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["tgt_lang"], targets)]
+    return {
+        "input_ids": input_ids,
+        "labels": labels,
+        "src_len": [len(ids) for ids in input_ids],
+        "tgt_len": [len(ids) for ids in labels],
+    }
+
+
+def tokenize_examples(config: TrainingConfig, examples, tokenizer) -> tuple[datasets.Dataset, int]:
+    """Tokenize and drop examples longer than the length limits; returns the dataset and how many were dropped."""
+    lang_ids = {lang: tokenizer.get_lang_id(lang) for lang in ("en", "zh")}
+    tokenized = examples.map(
+        _tokenize_batch,
+        batched=True,
+        num_proc=config.num_proc,
+        remove_columns=examples.column_names,
+        fn_kwargs={"tokenizer": tokenizer, "lang_ids": lang_ids, "eos": tokenizer.eos_token_id},
+        desc="Tokenizing",
+    )
+    lengths_ok = (np.asarray(tokenized["src_len"]) <= config.max_source_length) & (
+        np.asarray(tokenized["tgt_len"]) <= config.max_target_length
+    )
+    keep = np.flatnonzero(lengths_ok)
+    return (tokenized.select(keep) if len(keep) < len(tokenized) else tokenized), int((~lengths_ok).sum())
+
+
+def _cache_key(config: TrainingConfig, tokenizer) -> str:
+    def file_id(path):
+        stat = Path(path).stat()
+        return [str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns]
+
+    sources = [file_id(p) for p in (config.train_files or [])]
+    sources += [file_id(p) for p in _named_valid_files(config.valid_files or []).values()]
+    relevant = {
+        key: getattr(config, key)
+        for key in (
+            "dataset", "dataset_config", "train_split", "valid_split", "en_column", "zh_column", "skip_malformed",
+            "directions", "simplify_chinese", "max_chars", "max_length_ratio", "max_source_length",
+            "max_target_length", "valid_size", "seed",
+        )
+    }  # fmt: skip
+    relevant["sources"] = sources
+    if config.uses_sample_data:
+        relevant["sample"] = [file_id(zdata.sample_corpus_path(split)) for split in ("train", "validation")]
+    relevant["tokenizer"] = hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode()).hexdigest()
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def prepare_data(config: TrainingConfig, accelerator: Accelerator, output_dir: Path) -> tuple[TrainingData, object]:
+    """Load, clean, tokenize (training the tokenizer first if none is given), cached under `output_dir/cache`.
+
+    The main process does the work; the others wait and read its cache."""
+    with accelerator.main_process_first():
+        train_pairs, valid_pairs, summary = load_pairs(config)
+        train_pairs, cleaning = clean_training_pairs(config, train_pairs)
+        valid_pairs = {name: drop_empty(pairs) for name, pairs in valid_pairs.items()}
+    tokenizer = load_or_train_tokenizer(config, train_pairs, accelerator, output_dir)
+    cache = output_dir / CACHE_DIR / _cache_key(config, tokenizer)
+    with accelerator.main_process_first():
+        if (cache / "summary.json").is_file():
+            summary = json.loads((cache / "summary.json").read_text())
+            train = datasets.load_from_disk(str(cache / "train"))
+            valid = {name: datasets.load_from_disk(str(cache / "valid" / name)) for name in summary["valid_sets"]}
+        else:
+            train, dropped = tokenize_examples(config, to_examples(config, train_pairs), tokenizer)
+            valid = {
+                name: tokenize_examples(config, to_examples(config, pairs), tokenizer)[0]
+                for name, pairs in valid_pairs.items()
+            }
+            summary.update(
+                cleaning=cleaning,
+                train_pairs=len(train_pairs),
+                train_examples=len(train),
+                dropped_too_many_tokens=dropped,
+                valid_sets={name: len(p) for name, p in valid_pairs.items()},
+            )
+            if accelerator.is_main_process:
+                train.save_to_disk(str(cache / "train"))
+                for name, ds in valid.items():
+                    ds.save_to_disk(str(cache / "valid" / name))
+                write_json_atomic(cache / "summary.json", summary)
+    return TrainingData(train, valid, valid_pairs, summary), tokenizer
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Optimisation
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def lr_lambda(config: TrainingConfig, total_steps: int):
+    """Learning-rate multiplier of step `s` (0-based): linear warmup, then inverse square root (Vaswani et al.),
+    cosine to `min_lr_ratio`, or constant."""
+    warmup = max(config.warmup_steps, 0)
+
+    def multiplier(s: int) -> float:
+        step = s + 1
+        if step <= warmup:
+            return step / warmup
+        if config.lr_scheduler == "inverse_sqrt":
+            return math.sqrt(max(warmup, 1) / step)
+        if config.lr_scheduler == "cosine":
+            progress = min((step - warmup) / max(total_steps - warmup, 1), 1.0)
+            return config.min_lr_ratio + (1 - config.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
+        return 1.0
+
+    return multiplier
+
+
+def make_optimizer(model, config: TrainingConfig) -> torch.optim.Optimizer:
+    decay, no_decay = [], []
+    for name, parameter in model.named_parameters():
+        if parameter.requires_grad:
+            (no_decay if parameter.ndim < 2 or "embed" in name else decay).append(parameter)
+    groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(
+        groups,
+        lr=config.learning_rate,
+        betas=(config.adam_beta1, config.adam_beta2),
+        eps=config.adam_epsilon,
+        foreach=True,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# The training loop
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainerState:
+    """What, beside the Accelerate state, a checkpoint stores to continue exactly."""
+
+    step: int = 0
+    epoch: int = 0
+    batches_done_in_epoch: int = 0
+    target_tokens_seen: int = 0
+    train_seconds: float = 0.0
+    best_metric: float | None = None
+    best_step: int | None = None
+    evals_without_gain: int = 0
+    history: list[dict] = field(default_factory=list)
+
+
+class ZhenTrainer:
+    """Token-budget training with gradient accumulation, periodic evaluation, checkpoints and export."""
+
+    def __init__(self, config, accelerator, model, tokenizer, data: TrainingData, output_dir: Path):
+        self.config, self.accelerator, self.tokenizer, self.data = config, accelerator, tokenizer, data
+        self.output_dir = output_dir
+        self.collate = Seq2SeqCollator(tokenizer.pad_token_id)
+        self.source_lengths = np.asarray(data.train["src_len"])
+        self.target_lengths = np.asarray(data.train["tgt_len"])
+        if len(self.source_lengths) == 0:
+            raise ValueError("No training examples are left after cleaning and length filtering; check the data.")
+        self.state = TrainerState()
+        self.steps_per_epoch = math.ceil(len(self.epoch_batches(0)) / config.gradient_accumulation_steps)
+        self.total_steps = config.max_steps or math.ceil(config.num_epochs * self.steps_per_epoch)
+        optimizer = make_optimizer(model, config)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(config, self.total_steps))
+        # The scheduler is stepped here once per optimizer step, not by Accelerate (which would step it once per
+        # process), and checkpointed with the rest.
+        self.model, self.optimizer = accelerator.prepare(model, optimizer)
+        accelerator.register_for_checkpointing(self.scheduler)
+
+    # --- data order
+
+    def epoch_batches(self, epoch: int) -> list[list[int]]:
+        batches = token_budget_batches(
+            self.source_lengths, self.target_lengths, self.config.max_tokens, self.config.seed, epoch
+        )
+        return shard_batches(batches, self.accelerator.process_index, self.accelerator.num_processes)
+
+    def windows(self):
+        """Yield the micro-batches of each optimizer step, epoch after epoch, from where the state says."""
+        accumulation = self.config.gradient_accumulation_steps
+        while True:
+            batches = self.epoch_batches(self.state.epoch)
+            for start in range(self.state.batches_done_in_epoch, len(batches), accumulation):
+                yield batches[start : start + accumulation]
+            self.state.epoch += 1
+            self.state.batches_done_in_epoch = 0
+
+    # --- one step
+
+    def train_step(self, window: list[list[int]]) -> tuple[torch.Tensor, int]:
+        """Forward/backward over the window's micro-batches and one optimizer step. The loss of each micro-batch is
+        its summed token loss over the target tokens of the whole window on all processes (times the process count,
+        since DDP averages gradients), so the update is the exact per-token mean of the window."""
+        accelerator, model = self.accelerator, self.model
+        batches = [self.collate(self.data.train[indices]) for indices in window]
+        batches = [{key: value.to(accelerator.device) for key, value in batch.items()} for batch in batches]
+        local_tokens = sum(int(batch["labels"].ne(-100).sum()) for batch in batches)
+        global_tokens = accelerator.reduce(torch.tensor(local_tokens, device=accelerator.device), "sum")
+        num_items = global_tokens.float() / accelerator.num_processes
+        loss_sum = torch.zeros((), device=accelerator.device)
+        for i, batch in enumerate(batches):
+            last = i == len(batches) - 1
+            with contextlib.nullcontext() if last else accelerator.no_sync(model):
+                loss = model(**batch, num_items_in_batch=num_items).loss
+                accelerator.backward(loss)
+            loss_sum += loss.detach()
+        if self.config.max_grad_norm > 0:
+            accelerator.clip_grad_norm_(model.parameters(), self.config.max_grad_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.state.batches_done_in_epoch += len(window)
+        return loss_sum, int(global_tokens)
+
+    # --- evaluation
+
+    @torch.no_grad()
+    def validation_loss(self, examples: datasets.Dataset) -> float:
+        """Token-level cross-entropy (no label smoothing) over a tokenized validation set, shared out over processes."""
+        accelerator, model = self.accelerator, self.model
+        batches = token_budget_batches(examples["src_len"], examples["tgt_len"], self.config.max_tokens, 0, 0, False)
+        rank, world = accelerator.process_index, accelerator.num_processes
+        totals = torch.zeros(2, device=accelerator.device, dtype=torch.float64)
+        for i, indices in enumerate(shard_batches(batches, rank, world)):
+            batch = {k: v.to(accelerator.device) for k, v in self.collate(examples[indices]).items()}
+            labels = batch.pop("labels")
+            decoder_input_ids = shift_tokens_right(labels, self.tokenizer.pad_token_id, self.tokenizer.bos_token_id)
+            logits = model(**batch, decoder_input_ids=decoder_input_ids).logits
+            if rank + i * world < len(batches):  # later batches only repeat earlier ones to keep processes in step
+                totals[0] += torch.nn.functional.cross_entropy(
+                    logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100, reduction="sum"
+                ).double()
+                totals[1] += labels.ne(-100).sum()
+        totals = accelerator.reduce(totals, "sum")
+        return float(totals[0] / totals[1].clamp(min=1))
+
+    def bleu_subset(self, pairs: datasets.Dataset) -> datasets.Dataset:
+        size = min(self.config.eval_bleu_samples, len(pairs))
+        return pairs.shuffle(seed=self.config.seed).select(range(size)) if size < len(pairs) else pairs
+
+    @torch.no_grad()
+    def translate_and_score(self, pairs: datasets.Dataset, src: str, tgt: str) -> dict:
+        """Translate a share of `pairs` on each process, gather on all, score (sacreBLEU) with the `zh` tokenizer
+        for Chinese targets."""
+        from .evaluation import score
+        from .translation import translate
+
+        accelerator = self.accelerator
+        sources, references = list(pairs[src]), list(pairs[tgt])
+        if tgt == "zh" and self.config.simplify_chinese:
+            references = [zdata.simplify_chinese(text) for text in references]
+        share = sources[accelerator.process_index :: accelerator.num_processes]
+        share += sources[: -(-len(sources) // accelerator.num_processes) - len(share)]  # equal work for FSDP lockstep
+        model = accelerator.unwrap_model(self.model)
+        synced = accelerator.distributed_type == DistributedType.FSDP
+        with accelerator.autocast():
+            hypotheses = translate(
+                share,
+                model=model,
+                tokenizer=self.tokenizer,
+                src_lang=src,
+                tgt_lang=tgt,
+                num_beams=self.config.eval_num_beams,
+                **({"synced_gpus": True} if synced else {}),
+            )
+        gathered = gather_object([hypotheses])
+        ordered = [None] * len(sources)
+        for rank, part in enumerate(gathered):
+            for i, hypothesis in zip(range(rank, len(sources), accelerator.num_processes), part):
+                ordered[i] = hypothesis
+        return score(ordered, references, tgt_lang=tgt)
+
+    def evaluate(self) -> dict:
+        """Validation loss per set, BLEU and chrF per set and direction, and their mean BLEU (the selection metric)."""
+        self.model.eval()
+        result = {"step": self.state.step}
+        with torch.random.fork_rng(devices=[]):  # evaluation must not shift the training RNG (exact resume)
+            for name, examples in self.data.valid.items():
+                if len(examples):
+                    result[f"{name}/loss"] = self.validation_loss(examples)
+            bleus = []
+            if self.config.eval_bleu_samples > 0:
+                for name, pairs in self.data.valid_pairs.items():
+                    subset = self.bleu_subset(pairs)
+                    for direction in self.directions:
+                        src, tgt = direction.split("-")
+                        scores = self.translate_and_score(subset, src, tgt)
+                        result[f"{name}/{direction}/bleu"] = scores["bleu"]
+                        result[f"{name}/{direction}/chrf"] = scores["chrf"]
+                        bleus.append(scores["bleu"])
+        losses = [v for k, v in result.items() if k.endswith("/loss")]
+        result["loss"] = float(np.mean(losses)) if losses else float("nan")
+        result["bleu"] = float(np.mean(bleus)) if bleus else None
+        self.model.train()
+        return result
+
+    @property
+    def directions(self) -> list[str]:
+        return ["en-zh", "zh-en"] if self.config.directions == "both" else [self.config.directions]
+
+    # --- bookkeeping
+
+    def selection_metric(self, result: dict) -> float:
+        return result["bleu"] if result["bleu"] is not None else -result["loss"]
+
+    def record_evaluation(self, result: dict) -> bool:
+        """Keep the best model by BLEU; returns whether early stopping says stop."""
+        state, metric = self.state, self.selection_metric(result)
+        result["type"] = "eval"
+        state.history.append(result)
+        self.accelerator.log({f"eval/{k}": v for k, v in result.items() if isinstance(v, float)}, step=state.step)
+        if state.best_metric is None or metric > state.best_metric:
+            state.best_metric, state.best_step, state.evals_without_gain = metric, state.step, 0
+            self.export(self.output_dir / BEST_DIR, self.accelerator.get_state_dict(self.model), result)
+        else:
+            state.evals_without_gain += 1
+        patience = self.config.early_stopping_patience
+        return patience is not None and state.evals_without_gain >= patience
+
+    def save(self):
+        checkpoints = self.output_dir / CHECKPOINT_DIR
+        keep = max(self.config.save_total_limit, self.config.average_last, 1)
+        save_checkpoint(self.accelerator, checkpoints, self.state.step, self.state.__dict__, keep)
+
+    def resume(self):
+        checkpoint = latest_checkpoint(self.output_dir / CHECKPOINT_DIR)
+        if checkpoint is None:
+            logger.info("No checkpoint to resume from; starting afresh.")
+            return
+        self.accelerator.load_state(str(checkpoint))
+        self.state = TrainerState(**read_state(checkpoint))
+        logger.info(f"Resumed from {checkpoint} (step {self.state.step}, epoch {self.state.epoch})")
+
+    # --- main loop
+
+    def fit(self) -> dict:
+        config, accelerator, state = self.config, self.accelerator, self.state
+        if config.resume:
+            self.resume()
+            state = self.state
+        self.model.train()
+        deadline = time.monotonic() + 60 * config.max_minutes if config.max_minutes else None
+        progress = tqdm(
+            total=self.total_steps, initial=state.step, desc="Training", disable=not accelerator.is_local_main_process
+        )
+        window_loss, window_tokens, window_start, last_eval = 0.0, 0, time.monotonic(), None
+        windows = self.windows()
+        stop = state.step >= self.total_steps
+        if stop:  # resumed a finished run: nothing to train, export what it found best
+            last_eval = next((h for h in reversed(state.history) if h.get("type") == "eval"), None) or self.evaluate()
+        while not stop:
+            loss_sum, tokens = self.train_step(next(windows))
+            state.step += 1
+            state.target_tokens_seen += tokens
+            window_loss += (
+                float(accelerator.reduce(loss_sum, "mean")) if accelerator.num_processes > 1 else float(loss_sum)
+            )
+            window_tokens += tokens
+            progress.update(1)
+            stop = state.step >= self.total_steps or (deadline is not None and time.monotonic() > deadline)
+            if state.step % config.logging_steps == 0 or stop:
+                elapsed = time.monotonic() - window_start
+                steps = state.step % config.logging_steps or config.logging_steps
+                entry = {
+                    "type": "train",
+                    "step": state.step,
+                    "loss": window_loss / steps,
+                    "lr": self.scheduler.get_last_lr()[0],
+                    "target_tokens_per_second": window_tokens / elapsed,
+                    "epoch": state.epoch,
+                }
+                state.train_seconds += elapsed
+                state.history.append(entry)
+                accelerator.log({f"train/{k}": v for k, v in entry.items() if k != "type"}, step=state.step)
+                progress.set_postfix(
+                    loss=f"{entry['loss']:.3f}",
+                    lr=f"{entry['lr']:.2e}",
+                    tok_s=f"{entry['target_tokens_per_second']:.0f}",
+                )
+                window_loss, window_tokens, window_start = 0.0, 0, time.monotonic()
+            if state.step % config.eval_steps == 0 or stop:
+                last_eval = self.evaluate()
+                stop = self.record_evaluation(last_eval) or stop
+                if accelerator.is_main_process:
+                    progress.write(format_evaluation(last_eval))
+                window_start = time.monotonic()  # evaluation time is not training time
+            if state.step % config.save_steps == 0 or stop:
+                self.save()
+                window_start = time.monotonic()
+        progress.close()
+        return last_eval
+
+    # --- export
+
+    def export(self, folder: Path, state_dict, metrics: dict) -> None:
+        """A complete `save_pretrained` folder (and Hub repository), written under a temporary name and then renamed."""
+        if not self.accelerator.is_main_process:
+            return
+        model = self.accelerator.unwrap_model(self.model)
+        tmp = folder.with_name(f".{folder.name}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        model.save_pretrained(tmp, state_dict=state_dict)
+        self.tokenizer.model_max_length = max_source_tokens(model.config) or self.config.max_source_length
+        self.tokenizer.save_pretrained(tmp)
+        self.config.save(tmp / "training_config.json")
+        write_json_atomic(tmp / "eval_results.json", metrics)
+        from .hub import make_hub_ready
+        from .reporting import model_card
+
+        make_hub_ready(tmp, model_card=model_card(self.config, metrics, self.data.summary))
+        replace_directory(tmp, folder)
+
+    def finish(self, final_eval: dict) -> Path:
+        """Export the best model (or the average of the last checkpoints, when that scores better) to `model/`."""
+        accelerator, output_dir = self.accelerator, self.output_dir
+        best_eval = next(
+            (h for h in reversed(self.state.history) if h.get("type") == "eval" and h["step"] == self.state.best_step),
+            final_eval,
+        )
+        chosen, chosen_eval = output_dir / BEST_DIR, best_eval
+        if self.config.average_last > 1:
+            averaged_eval = self.evaluate_average()
+            if averaged_eval and self.selection_metric(averaged_eval) > self.selection_metric(best_eval):
+                chosen, chosen_eval = output_dir / "averaged", averaged_eval
+        if accelerator.is_main_process:
+            from .reporting import plot_training_curves
+
+            plot_training_curves(self.state.history, output_dir / "training_curve.png")
+            export = output_dir / EXPORT_DIR
+            tmp = export.with_name(f".{EXPORT_DIR}.tmp")
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.copytree(chosen, tmp)
+            shutil.copy(output_dir / "training_curve.png", tmp / "training_curve.png")
+            replace_directory(tmp, export)
+            write_json_atomic(output_dir / "history.json", self.state.history)
+            logger.info(f"Exported {chosen.name} model (step {chosen_eval['step']}) to {export}")
+        accelerator.wait_for_everyone()
+        return output_dir / EXPORT_DIR
+
+    def evaluate_average(self) -> dict | None:
+        """Average the last `average_last` checkpoints, evaluate the average, export it to `averaged/`."""
+        checkpoints = list(checkpoint_steps(self.output_dir / CHECKPOINT_DIR).values())[-self.config.average_last :]
+        if len(checkpoints) < 2:
+            return None
+        model = self.accelerator.unwrap_model(self.model)
+        current = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        averaged = average_checkpoints(checkpoints)
+        model.load_state_dict(averaged, strict=False)
+        result = self.evaluate()
+        result["averaged_checkpoints"] = [path.name for path in checkpoints]
+        self.export(self.output_dir / "averaged", model.state_dict(), result)
+        model.load_state_dict(current)
+        self.state.history.append({**result, "type": "eval-averaged"})
+        return result
+
+
+def format_evaluation(result: dict) -> str:
+    parts = [f"step {result['step']}", f"valid loss {result['loss']:.3f}"]
+    parts += [f"{k.removesuffix('/bleu')} BLEU {v:.1f}" for k, v in result.items() if k.endswith("/bleu")]
+    return " | ".join(parts)
+
+
+# ---------------------------------------------------------------------------------------------------------------------
+# Entry point
+# ---------------------------------------------------------------------------------------------------------------------
+
+
+def train(config: TrainingConfig) -> Path:
+    """Run a whole training: data → tokenizer → model → training → evaluation → export. Returns the export folder."""
+    output_dir = check_output_dir(config)
+    accelerator = make_accelerator(config)
+    set_seed(config.seed)
+    data, tokenizer = prepare_data(config, accelerator, output_dir)
+    set_seed(config.seed)
+    model = build_model(config, tokenizer)
+    trainer = ZhenTrainer(config, accelerator, model, tokenizer, data, output_dir)
+    if accelerator.is_main_process:
+        config.save(output_dir / "training_config.json")
+        logger.info(describe_run(trainer, accelerator))
+    if config.report_to:
+        accelerator.init_trackers("zhen", config={k: str(v) for k, v in config.to_dict().items()})
+    final_eval = trainer.fit()
+    export = trainer.finish(final_eval)
+    if config.push_to_hub and accelerator.is_main_process:
+        from .hub import push_to_hub
+
+        push_to_hub(export, config.push_to_hub, private=config.hub_private)
+    accelerator.end_training()
+    return export
+
+
+def describe_run(trainer: ZhenTrainer, accelerator: Accelerator) -> str:
+    model, data = accelerator.unwrap_model(trainer.model), trainer.data
+    batches = trainer.epoch_batches(0)
+    lines = [
+        f"Training data: {data.summary.get('train_source')}",
+        data.summary.get("cleaning", ""),
+        f"{data.summary.get('train_examples', len(data.train)):,} training examples ({trainer.config.directions}); "
+        f"{data.summary.get('dropped_too_many_tokens', 0):,} dropped for exceeding the token limits",
+        f"Validation sets: {data.summary.get('valid_sets')}",
+        f"Model: {model.num_parameters():,} parameters, {model.config.position_embedding_type} positions, "
+        f"{'pre' if model.config.normalize_before else 'post'}-norm, vocab {model.config.vocab_size}",
+        f"{len(batches)} batches per epoch and process (max_tokens={trainer.config.max_tokens}), padding "
+        f"{padding_fraction(batches, trainer.source_lengths, trainer.target_lengths):.1%}; {trainer.total_steps} steps",
+        f"Device {accelerator.device}, {accelerator.num_processes} process(es), "
+        f"mixed precision {accelerator.mixed_precision}",
+    ]
+    return "\n".join(line for line in lines if line)
