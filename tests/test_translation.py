@@ -1,0 +1,158 @@
+"""Tests of `zhen.translate`: order, batching, languages, defaults, truncation, loading, and the errors it raises."""
+
+import re
+
+import pytest
+import torch
+
+import zhen
+from zhen.pipeline_zhen import default_max_new_tokens, max_new_tokens_limit, max_source_tokens
+from zhen.translation import load_model_and_tokenizer, resolve_languages, translate
+
+
+HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def test_translates_both_directions_in_input_order(tiny_model, tiny_tokenizer, tiny_pairs):
+    en, zh = map(list, zip(*tiny_pairs))
+    to_zh = translate(en, tiny_model, tiny_tokenizer, src_lang="en", tgt_lang="zh", batch_size=3)
+    to_en = translate(zh, tiny_model, tiny_tokenizer, src_lang="zh", tgt_lang="en", batch_size=3)
+    assert sum(a == b for a, b in zip(to_zh, zh)) >= 14
+    assert sum(a == b for a, b in zip(to_en, en)) >= 14
+    assert all(HAN.search(text) for text in to_zh) and not any(HAN.search(text) for text in to_en)
+
+
+def test_length_sorted_batches_equal_one_by_one(tiny_model, tiny_tokenizer, tiny_pairs):
+    texts = [en for en, _ in tiny_pairs][:7]
+    batched = translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh", batch_size=4)
+    assert batched == [translate(text, tiny_model, tiny_tokenizer, tgt_lang="zh") for text in texts]
+
+
+def test_single_string_gives_single_string(tiny_model, tiny_tokenizer, tiny_pairs):
+    en, zh = tiny_pairs[0]
+    assert translate(en, tiny_model, tiny_tokenizer, tgt_lang="zh") == zh
+
+
+def test_zhen_exports_translate():
+    assert zhen.translate is translate
+
+
+def test_empty_texts_give_empty_strings_without_disturbing_others(tiny_model, tiny_tokenizer, tiny_pairs):
+    en, zh = tiny_pairs[1]
+    assert translate(["", en, "   ", "\n"], tiny_model, tiny_tokenizer, tgt_lang="zh") == ["", zh, "", ""]
+    assert translate([], tiny_model, tiny_tokenizer, tgt_lang="zh") == []
+
+
+def test_target_language_is_required(tiny_model, tiny_tokenizer):
+    with pytest.raises(ValueError, match="target language is required"):
+        translate("Hello.", tiny_model, tiny_tokenizer)
+
+
+@pytest.mark.parametrize(
+    ("src", "tgt", "message"),
+    [("en", "fr", "Unknown language code 'fr'"), ("zh-CN", "zh", "both 'zh'"), ("klingon", "zh", "valid codes")],
+)
+def test_bad_languages_raise_clear_errors(src, tgt, message):
+    with pytest.raises(ValueError, match=message):
+        resolve_languages(src, tgt)
+
+
+def test_source_language_defaults_to_the_other_one_and_aliases_work():
+    assert resolve_languages(None, "zh") == ("en", "zh")
+    assert resolve_languages(None, "english") == ("zh", "en")
+    assert resolve_languages("zh-Hant", "en-US") == ("zh", "en")
+
+
+def test_generate_gets_forced_target_code_and_pass_through_kwargs(tiny_model, tiny_tokenizer, monkeypatch):
+    calls = []
+    generate = tiny_model.generate
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs)
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(tiny_model, "generate", spy)
+    translate(["Hello.", "Please sit down."], tiny_model, tiny_tokenizer, tgt_lang="en", src_lang="zh", batch_size=1,
+              num_beams=2, no_repeat_ngram_size=3, length_penalty=0.8)  # fmt: skip
+    assert len(calls) == 2
+    for kwargs in calls:
+        assert kwargs["forced_bos_token_id"] == tiny_tokenizer.get_lang_id("en") == 4
+        assert (kwargs["num_beams"], kwargs["no_repeat_ngram_size"], kwargs["length_penalty"]) == (2, 3, 0.8)
+        source_length = kwargs["input_ids"].shape[-1]
+        assert kwargs["max_new_tokens"] == int(1.5 * source_length + 10)
+
+
+def test_forced_bos_token_id_is_refused(tiny_model, tiny_tokenizer):
+    with pytest.raises(ValueError, match="tgt_lang"):
+        translate("Hello.", tiny_model, tiny_tokenizer, tgt_lang="zh", forced_bos_token_id=5)
+
+
+def test_max_new_tokens_limits_output(tiny_model, tiny_tokenizer, tiny_pairs):
+    en, _ = tiny_pairs[3]
+    short = translate(en, tiny_model, tiny_tokenizer, tgt_lang="zh", max_new_tokens=3)
+    assert len(tiny_tokenizer(short, add_special_tokens=False)["input_ids"]) <= 2  # code + 2 tokens
+
+
+def test_default_generation_length_follows_source_and_position_table(tiny_model):
+    config = tiny_model.config  # sinusoidal, 256 positions
+    assert default_max_new_tokens(10, config) == 25
+    assert max_source_tokens(config) == 256 and max_new_tokens_limit(config) == 255
+    assert default_max_new_tokens(1000, config) == 255
+    rope = zhen.ZhenConfig.from_preset("tiny", vocab_size=600, position_embedding_type="rope")
+    assert max_source_tokens(rope) is None and default_max_new_tokens(1000, rope) == 512
+
+
+def test_overlong_input_is_truncated_with_a_warning_not_a_crash(tiny_model, tiny_tokenizer, tiny_pairs):
+    long_text = " ".join(en for en, _ in tiny_pairs)
+    truncated = []
+    out = translate(["Hi.", long_text], tiny_model, tiny_tokenizer, tgt_lang="zh", max_source_tokens=8,
+                    on_truncate=lambda *args: truncated.append(args))  # fmt: skip
+    assert len(out) == 2 and out[1]
+    (index, num_tokens, limit) = truncated[0]
+    assert (index, limit) == (1, 8) and num_tokens > 8 and len(truncated) == 1
+
+
+def test_input_longer_than_the_position_table_runs(tiny_tokenizer):
+    torch.manual_seed(0)
+    config = zhen.ZhenConfig.from_preset("tiny", vocab_size=len(tiny_tokenizer), max_position_embeddings=16)
+    model = zhen.ZhenForConditionalGeneration(config).eval()
+    out = translate("word " * 40, model, tiny_tokenizer, tgt_lang="zh", on_truncate=lambda *args: None)
+    assert isinstance(out, str)
+
+
+def test_restores_training_mode_and_tokenizer_languages(tiny_model, tiny_tokenizer):
+    tiny_tokenizer.src_lang, tiny_tokenizer.tgt_lang = "en", "zh"
+    tiny_model.train()
+    try:
+        translate("你好。", tiny_model, tiny_tokenizer, src_lang="zh", tgt_lang="en")
+        assert tiny_model.training
+    finally:
+        tiny_model.eval()
+    assert (tiny_tokenizer.src_lang, tiny_tokenizer.tgt_lang) == ("en", "zh")
+
+
+def test_loads_from_a_folder_with_the_tokenizer_of_the_same_folder(tiny_checkpoint, tiny_pairs):
+    en, zh = tiny_pairs[2]
+    assert translate(en, str(tiny_checkpoint), tgt_lang="zh") == zh
+    model, tokenizer = load_model_and_tokenizer(tiny_checkpoint)
+    assert isinstance(model, zhen.ZhenForConditionalGeneration) and not model.training
+    assert isinstance(tokenizer, zhen.ZhenTokenizerFast)
+
+
+def test_a_folder_that_is_not_a_checkpoint_is_named(tmp_path):
+    with pytest.raises(ValueError, match="not a zhen checkpoint: it has no config.json"):
+        translate("Hi.", tmp_path, tgt_lang="zh")
+    with pytest.raises(FileNotFoundError, match="No checkpoint folder"):
+        translate("Hi.", tmp_path / "missing", tgt_lang="zh")
+
+
+def test_loaded_model_needs_a_zhen_tokenizer(tiny_model):
+    with pytest.raises(ValueError, match="pass its tokenizer"):
+        translate("Hi.", tiny_model, tgt_lang="zh")
+    with pytest.raises(ValueError, match="not a zhen tokenizer"):
+        translate("Hi.", tiny_model, object(), tgt_lang="zh")
+
+
+def test_non_string_input_is_named(tiny_model, tiny_tokenizer):
+    with pytest.raises(TypeError, match=r"texts\[1\] is a int"):
+        translate(["Hi.", 3], tiny_model, tiny_tokenizer, tgt_lang="zh")

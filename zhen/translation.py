@@ -1,0 +1,261 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
+"""Translating text with a zhen checkpoint: [`translate`] and [`load_model_and_tokenizer`].
+
+The target language code is always forced as the first generated token. A model that is not told which language to
+write picks one on its own, or loops (untagged opus-mt en–zh models answer "你好你好…"), so a missing target language
+is an error rather than a default.
+"""
+
+import argparse
+import os
+from collections.abc import Callable, Iterable
+
+import torch
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers.utils import logging
+
+from .pipeline_zhen import default_max_new_tokens, max_new_tokens_limit
+from .pipeline_zhen import max_source_tokens as model_max_source_tokens
+from .tokenization_zhen import normalize_lang
+
+
+logger = logging.get_logger(__name__)
+
+DEFAULT_BATCH_SIZE = 32
+
+
+def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None):
+    """
+    Load a zhen model and its tokenizer, or pass through ones already loaded.
+
+    Args:
+        model (`str`, `os.PathLike` or `PreTrainedModel`):
+            A checkpoint folder or Hub id, or a loaded model.
+        tokenizer (`str`, `os.PathLike` or `ZhenTokenizerFast`, *optional*):
+            A tokenizer folder or Hub id, or a loaded tokenizer. Defaults to the model's folder.
+        device (`str` or `torch.device`, *optional*):
+            Where to put a model loaded from a path (a loaded model stays where it is). Defaults to the CPU.
+        dtype (`str` or `torch.dtype`, *optional*):
+            dtype of a model loaded from a path; defaults to the checkpoint's.
+
+    Returns:
+        `(model, tokenizer)`.
+
+    Raises:
+        `FileNotFoundError` for a local path that does not exist; `ValueError` for a folder that is not a zhen
+        checkpoint or a tokenizer without zhen's language codes.
+    """
+    if isinstance(model, (str, os.PathLike)):
+        if tokenizer is None:
+            tokenizer = model
+        path = _checked_checkpoint_path(model)
+        model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=dtype or "auto")
+        if device is not None:
+            model.to(device)
+        model.eval()
+    if tokenizer is None:
+        raise ValueError("With a loaded model, pass its tokenizer too (a folder, Hub id or loaded tokenizer).")
+    if isinstance(tokenizer, (str, os.PathLike)):
+        tokenizer = AutoTokenizer.from_pretrained(_checked_checkpoint_path(tokenizer, "tokenizer_config.json"))
+    if not hasattr(tokenizer, "get_lang_id"):
+        raise ValueError(
+            f"{type(tokenizer).__name__} is not a zhen tokenizer (it has no language codes). Load the tokenizer saved "
+            "with the checkpoint (AutoTokenizer.from_pretrained(folder) after `import zhen`)."
+        )
+    return model, tokenizer
+
+
+def _checked_checkpoint_path(path, required_file: str = "config.json") -> str:
+    path = str(path)
+    if os.path.isdir(path):
+        if not os.path.isfile(os.path.join(path, required_file)):
+            raise ValueError(
+                f"{path} is not a zhen checkpoint: it has no {required_file}. Point to the folder that zhen-train, "
+                "zhen-finetune or save_pretrained wrote (model.safetensors, config.json, tokenizer files)."
+            )
+    elif os.path.exists(path) or path.startswith((".", "/", "~")) or path.count("/") > 1 or os.sep in path.strip("/"):
+        raise FileNotFoundError(f"No checkpoint folder at {path}: check the path (it must be a folder, not a file).")
+    return path
+
+
+def resolve_languages(src_lang: str | None, tgt_lang: str | None) -> tuple[str, str]:
+    """
+    Normalise a translation direction to `("en", "zh")` or `("zh", "en")`.
+
+    `tgt_lang` is required; `src_lang` defaults to the other language. Aliases such as `"zh-CN"` are accepted.
+    """
+    if tgt_lang is None:
+        raise ValueError(
+            "The target language is required: pass tgt_lang='zh' or tgt_lang='en' (--tgt on the command line). zhen "
+            "always forces the target language code, since a model left to choose may write the wrong language."
+        )
+    tgt_lang = normalize_lang(tgt_lang)
+    src_lang = normalize_lang(src_lang) if src_lang is not None else ("zh" if tgt_lang == "en" else "en")
+    if src_lang == tgt_lang:
+        raise ValueError(f"src_lang and tgt_lang are both {src_lang!r}; zhen translates between 'en' and 'zh'.")
+    return src_lang, tgt_lang
+
+
+def translate(
+    texts: str | Iterable[str],
+    model,
+    tokenizer=None,
+    *,
+    src_lang: str | None = None,
+    tgt_lang: str | None = None,
+    num_beams: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    max_new_tokens: int | None = None,
+    max_source_tokens: int | None = None,
+    progress: bool = False,
+    on_truncate: Callable[[int, int, int], None] | None = None,
+    **generate_kwargs,
+) -> str | list[str]:
+    """
+    Translate texts between English and Chinese with a zhen model.
+
+    Texts are sorted by length and translated in batches, and the translations come back in input order. Empty or
+    whitespace-only texts give `""` without running the model. The model runs on its own device and dtype, in
+    `torch.inference_mode()` and eval mode (its training mode is restored afterwards, so a trainer can call this for
+    validation); the tokenizer's `src_lang`/`tgt_lang` are restored too.
+
+    Args:
+        texts (`str` or iterable of `str`):
+            What to translate. A single string gives a single string back.
+        model (`str`, `os.PathLike` or `PreTrainedModel`):
+            A checkpoint folder or Hub id, or a loaded model.
+        tokenizer (`str`, `os.PathLike` or `ZhenTokenizerFast`, *optional*):
+            Defaults to the model's folder; required with a loaded model.
+        src_lang (`str`, *optional*):
+            Source language, `"en"` or `"zh"` (aliases such as `"en-US"` accepted). Defaults to the language that is
+            not `tgt_lang`.
+        tgt_lang (`str`):
+            Target language, `"en"` or `"zh"`. Required: its code is forced as the first generated token.
+        num_beams (`int`, *optional*):
+            Beam size; defaults to the checkpoint's generation config (greedy if it sets none).
+        batch_size (`int`, *optional*, defaults to 32):
+            Texts per `generate` call.
+        max_new_tokens (`int`, *optional*):
+            Most tokens to generate per text. Defaults, per batch, to `1.5 * longest source + 10`, at most 512. Never
+            more than the decoder's position table holds.
+        max_source_tokens (`int`, *optional*):
+            Longest source in tokens (language code and `</s>` included); longer texts are truncated, keeping their
+            start. Defaults to the model's position table (`max_position_embeddings`), none for RoPE models.
+        progress (`bool`, *optional*, defaults to `False`):
+            Show a tqdm progress bar over batches.
+        on_truncate (`Callable[[int, int, int], None]`, *optional*):
+            Called as `on_truncate(index, num_tokens, limit)` for each truncated text instead of logging a warning.
+        generate_kwargs:
+            Passed to `model.generate`, e.g. `no_repeat_ngram_size=3`, `length_penalty=1.0`, `do_sample=True`.
+
+    Returns:
+        `str` for a string input, else `list[str]` in input order.
+
+    Example:
+
+    ```python
+    >>> import zhen
+    >>> zhen.translate("I love nature.", model="zhen-small", tgt_lang="zh")
+    '我爱大自然。'
+    >>> zhen.translate(["你好。", "谢谢！"], model="zhen-small", tgt_lang="en", num_beams=4)
+    ['Hello.', 'Thank you!']
+    ```
+    """
+    single = isinstance(texts, str)
+    texts = [texts] if single else list(texts)
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a string: {text!r}")
+    src_lang, tgt_lang = resolve_languages(src_lang, tgt_lang)
+    if "forced_bos_token_id" in generate_kwargs:
+        raise ValueError("Choose the output language with `tgt_lang`, not `forced_bos_token_id`.")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+    if generate_kwargs.get("num_return_sequences", 1) != 1:
+        raise ValueError("translate returns one translation per text; call model.generate for several.")
+    model, tokenizer = load_model_and_tokenizer(model, tokenizer)
+
+    todo = [index for index, text in enumerate(texts) if text.strip()]
+    ids = _encode_sources(tokenizer, [texts[i] for i in todo], src_lang, tgt_lang)
+    limit = max_source_tokens or model_max_source_tokens(model.config)
+    for position, index in enumerate(todo):
+        if limit is not None and len(ids[position]) > limit:
+            (on_truncate or _warn_truncated)(index, len(ids[position]), limit)
+            ids[position] = ids[position][: limit - 1] + [tokenizer.eos_token_id]
+
+    generate_kwargs["forced_bos_token_id"] = tokenizer.get_lang_id(tgt_lang)
+    if num_beams is not None:
+        generate_kwargs["num_beams"] = num_beams
+    outputs = [""] * len(texts)
+    order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
+    batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    if progress:
+        from tqdm.auto import tqdm
+
+        batches = tqdm(batches, desc=f"Translating {src_lang}→{tgt_lang}", unit="batch")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for batch in batches:
+                batch_ids = [ids[position] for position in batch]
+                kwargs = {
+                    **generate_kwargs,
+                    **_length_kwargs(batch_ids, max_new_tokens, generate_kwargs, model.config, model.generation_config),
+                }
+                translations = _generate(model, tokenizer, batch_ids, **kwargs)
+                for position, translation in zip(batch, translations):
+                    outputs[todo[position]] = translation
+    finally:
+        model.train(was_training)
+    return outputs[0] if single else outputs
+
+
+def _encode_sources(tokenizer, texts, src_lang, tgt_lang) -> list[list[int]]:
+    """Token ids `[src code] tokens </s>` of each text, untruncated; the tokenizer's languages are left as found."""
+    saved = tokenizer.src_lang, tokenizer.tgt_lang
+    try:
+        tokenizer.src_lang, tokenizer.tgt_lang = src_lang, tgt_lang
+        return tokenizer(texts, add_special_tokens=True)["input_ids"] if texts else []
+    finally:
+        tokenizer.src_lang, tokenizer.tgt_lang = saved
+
+
+def _warn_truncated(index: int, num_tokens: int, limit: int) -> None:
+    logger.warning(
+        f"Text {index} has {num_tokens} tokens, more than the {limit} the model reads; only its start was translated."
+    )
+
+
+def _length_kwargs(batch_ids, max_new_tokens, generate_kwargs, config, generation_config) -> dict:
+    if "max_length" in generate_kwargs:
+        return {}
+    if max_new_tokens is None:
+        return {"max_new_tokens": default_max_new_tokens(max(map(len, batch_ids)), config, generation_config)}
+    limit = max_new_tokens_limit(config)
+    if limit is not None and max_new_tokens > limit:
+        logger.warning_once(f"max_new_tokens={max_new_tokens} is capped at {limit}, what the position table holds.")
+        max_new_tokens = limit
+    return {"max_new_tokens": max_new_tokens}
+
+
+def _generate(model, tokenizer, batch_ids: list[list[int]], **generate_kwargs) -> list[str]:
+    batch = tokenizer.pad({"input_ids": batch_ids}, return_tensors="pt").to(model.device)
+    output_ids = model.generate(**batch, **generate_kwargs)
+    return tokenizer.batch_decode(output_ids, skip_special_tokens=True)
+
+
+def default_device() -> str:
+    """`"cuda"` when a GPU is available, else `"cpu"`: the default `--device` of the command-line tools."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def language_argument(value: str) -> str:
+    """argparse `type` for `--src`/`--tgt`: a normalised language code, or a clear error."""
+    try:
+        return normalize_lang(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+__all__ = ["load_model_and_tokenizer", "resolve_languages", "translate", "default_device", "language_argument"]
