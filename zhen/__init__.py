@@ -9,6 +9,7 @@ from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM, AutoToken
 
 from .configuration_zhen import PRESETS, ZhenConfig
 from .modeling_zhen import ZhenForConditionalGeneration, ZhenModel, ZhenPreTrainedModel
+from .pipeline_zhen import ZhenTranslationPipeline
 from .tokenization_zhen import ZhenTokenizerFast, normalize_lang
 from .translation import translate
 
@@ -31,6 +32,7 @@ __all__ = [
     "ZhenModel",
     "ZhenForConditionalGeneration",
     "ZhenTokenizerFast",
+    "ZhenTranslationPipeline",
     "normalize_lang",
     "translate",
 ]
