@@ -394,6 +394,23 @@ class TrainerState:
     history: list[dict] = field(default_factory=list)
 
 
+@dataclass
+class TrainingWindow:
+    """Loss, target tokens (all processes) and seconds of the optimizer steps since the last log line. Only the steps
+    themselves are timed, so evaluation and checkpointing do not dilute the throughput."""
+
+    loss: float = 0.0
+    tokens: int = 0
+    seconds: float = 0.0
+    steps: int = 0
+
+    def add(self, loss: float, tokens: int, seconds: float) -> None:
+        self.loss += loss
+        self.tokens += tokens
+        self.seconds += seconds
+        self.steps += 1
+
+
 class ZhenTrainer:
     """Token-budget training with gradient accumulation, periodic evaluation, checkpoints and export."""
 
@@ -579,6 +596,23 @@ class ZhenTrainer:
         self.state = TrainerState(**read_state(checkpoint))
         logger.info(f"Resumed from {checkpoint} (step {self.state.step}, epoch {self.state.epoch})")
 
+    def log_training(self, window: "TrainingWindow", progress) -> None:
+        state = self.state
+        entry = {
+            "type": "train",
+            "step": state.step,
+            "loss": window.loss / window.steps,
+            "lr": self.scheduler.get_last_lr()[0],
+            "target_tokens_per_second": window.tokens / window.seconds,
+            "epoch": state.epoch,
+        }
+        state.train_seconds += window.seconds
+        state.history.append(entry)
+        self.accelerator.log({f"train/{k}": v for k, v in entry.items() if k != "type"}, step=state.step)
+        progress.set_postfix(
+            loss=f"{entry['loss']:.3f}", lr=f"{entry['lr']:.2e}", tok_s=f"{entry['target_tokens_per_second']:.0f}"
+        )
+
     # --- main loop
 
     def fit(self) -> dict:
@@ -591,50 +625,31 @@ class ZhenTrainer:
         progress = tqdm(
             total=self.total_steps, initial=state.step, desc="Training", disable=not accelerator.is_local_main_process
         )
-        window_loss, window_tokens, window_start, last_eval = 0.0, 0, time.monotonic(), None
+        window, last_eval = TrainingWindow(), None
         windows = self.windows()
         stop = state.step >= self.total_steps
         if stop:  # resumed a finished run: nothing to train, export what it found best
             last_eval = next((h for h in reversed(state.history) if h.get("type") == "eval"), None) or self.evaluate()
         while not stop:
+            started = time.monotonic()
             loss_sum, tokens = self.train_step(next(windows))
+            if accelerator.num_processes > 1:
+                loss_sum = accelerator.reduce(loss_sum, "mean")
+            window.add(float(loss_sum), tokens, time.monotonic() - started)
             state.step += 1
             state.target_tokens_seen += tokens
-            window_loss += (
-                float(accelerator.reduce(loss_sum, "mean")) if accelerator.num_processes > 1 else float(loss_sum)
-            )
-            window_tokens += tokens
             progress.update(1)
             stop = state.step >= self.total_steps or (deadline is not None and time.monotonic() > deadline)
             if state.step % config.logging_steps == 0 or stop:
-                elapsed = time.monotonic() - window_start
-                steps = state.step % config.logging_steps or config.logging_steps
-                entry = {
-                    "type": "train",
-                    "step": state.step,
-                    "loss": window_loss / steps,
-                    "lr": self.scheduler.get_last_lr()[0],
-                    "target_tokens_per_second": window_tokens / elapsed,
-                    "epoch": state.epoch,
-                }
-                state.train_seconds += elapsed
-                state.history.append(entry)
-                accelerator.log({f"train/{k}": v for k, v in entry.items() if k != "type"}, step=state.step)
-                progress.set_postfix(
-                    loss=f"{entry['loss']:.3f}",
-                    lr=f"{entry['lr']:.2e}",
-                    tok_s=f"{entry['target_tokens_per_second']:.0f}",
-                )
-                window_loss, window_tokens, window_start = 0.0, 0, time.monotonic()
+                self.log_training(window, progress)
+                window = TrainingWindow()
             if state.step % config.eval_steps == 0 or stop:
                 last_eval = self.evaluate()
                 stop = self.record_evaluation(last_eval) or stop
                 if accelerator.is_main_process:
                     progress.write(format_evaluation(last_eval))
-                window_start = time.monotonic()  # evaluation time is not training time
             if state.step % config.save_steps == 0 or stop:
                 self.save()
-                window_start = time.monotonic()
         progress.close()
         return last_eval
 

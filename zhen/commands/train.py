@@ -8,12 +8,18 @@ Examples:
     accelerate launch --multi_gpu --num_processes 4 -m zhen.commands.train --config recipe.yaml
 """
 
+import logging
+
 from ..training import train
 from ..training_config import build_parser, resolve_config
 
 
 def main(argv: list[str] | None = None) -> None:
-    build_parser(__doc__.splitlines()[0]).parse_args(argv)  # --help, and argument errors before any import work
+    build_parser(__doc__.splitlines()[0]).parse_args(argv)  # --help and argument errors before any work
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+    logging.getLogger("zhen").addHandler(handler)
+    logging.getLogger("zhen").setLevel(logging.INFO)
     train(resolve_config(argv))
 
 
