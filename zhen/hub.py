@@ -195,9 +195,12 @@ def push_to_hub(
     return getattr(commit, "commit_url", str(commit))
 
 
-def render_model_card(config: dict, metrics: dict | None = None, repo_id: str = "path/to/zhen-model") -> str:
-    """A README.md for a zhen checkpoint: Hub metadata, usage with and without zhen installed, architecture and
-    the given `metrics` (see [`save_for_hub`]); the examples load `repo_id`."""
+def render_model_card(
+    config: dict, metrics: dict | None = None, repo_id: str = "path/to/zhen-model", extra_sections: str = ""
+) -> str:
+    """A README.md for a zhen checkpoint: Hub metadata, usage with and without zhen installed, architecture, the
+    given `metrics` (see [`save_for_hub`]; a result may name its `direction` when its key is not one) and any
+    `extra_sections` (markdown, e.g. how it was trained); the examples load `repo_id`."""
     repo = repo_id
     architecture = (
         f"d_model {config.get('d_model')}, {config.get('encoder_layers')} encoder + {config.get('decoder_layers')} "
@@ -254,13 +257,15 @@ def render_model_card(config: dict, metrics: dict | None = None, repo_id: str = 
             "| direction | test set | sentences | BLEU | chrF |",
             "| --- | --- | --- | --- | --- |",
         ]
-        for direction, result in metrics.items():
+        for key, result in metrics.items():
             lines.append(
-                f"| {direction} | {result.get('test_set', '')} | {result.get('sentences', '')} "
+                f"| {result.get('direction', key)} | {result.get('test_set', '')} | {result.get('sentences', '')} "
                 f"| {result['bleu']:.2f} | {result['chrf']:.2f} |"
             )
         signatures = {result.get("bleu_signature") for result in metrics.values()} - {None}
         lines += ["", "sacreBLEU signatures: " + ", ".join(f"`{s}`" for s in sorted(signatures))]
+    if extra_sections:
+        lines += ["", extra_sections.strip()]
     return "\n".join(lines) + "\n"
 
 

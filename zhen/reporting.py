@@ -2,72 +2,34 @@
 
 from pathlib import Path
 
-import yaml
 
-
-def _metric_rows(metrics: dict) -> list[tuple[str, str, float, float]]:
-    rows = []
-    for key, value in metrics.items():
+def card_metrics(result: dict) -> dict[str, dict]:
+    """An evaluation of the trainer (`{"tatoeba/en-zh/bleu": ..., "tatoeba/en-zh/chrf": ...}`) in the per-result form
+    of `zhen.hub.render_model_card`."""
+    metrics = {}
+    for key, bleu in result.items():
         if key.endswith("/bleu"):
             valid_set, direction, _ = key.split("/")
-            rows.append((valid_set, direction, value, metrics.get(f"{valid_set}/{direction}/chrf", float("nan"))))
-    return rows
-
-
-def model_card(config, metrics: dict, data_summary: dict) -> str:
-    """A Hub model card: YAML metadata (languages, license, metrics as a model-index), data, results, usage."""
-    rows = _metric_rows(metrics)
-    metadata = {
-        "language": ["en", "zh"],
-        "license": "apache-2.0",
-        "library_name": "transformers",
-        "pipeline_tag": "translation",
-        "tags": ["translation", "zhen", "custom_code"],
-        "model-index": [
-            {
-                "name": Path(config.output_dir).name,
-                "results": [
-                    {
-                        "task": {"type": "translation", "name": f"Translation {direction}"},
-                        "dataset": {"name": valid_set, "type": valid_set},
-                        "metrics": [
-                            {"type": "bleu", "value": round(bleu, 2), "name": "BLEU (sacreBLEU)"},
-                            {"type": "chrf", "value": round(chrf, 2), "name": "chrF (sacreBLEU)"},
-                        ],
-                    }
-                    for valid_set, direction, bleu, chrf in rows
-                ],
+            metrics[f"{valid_set}/{direction}"] = {
+                "direction": direction,
+                "test_set": f"{valid_set} (validation, step {result.get('step', '?')})",
+                "sentences": result.get(f"{valid_set}/{direction}/sentences", ""),
+                "bleu": bleu,
+                "chrf": result.get(f"{valid_set}/{direction}/chrf", float("nan")),
+                "bleu_signature": result.get(f"{valid_set}/{direction}/signature"),
             }
-        ],
-    }
-    table = "\n".join(f"| {s} | {d} | {b:.2f} | {c:.2f} |" for s, d, b, c in rows) or "| – | – | – | – |"
+    return metrics
+
+
+def training_sections(config, data_summary: dict) -> str:
+    """Model-card sections on the data and the training run, from the run's configuration and data summary."""
     model = dict(config.model_overrides, preset=config.preset)
-    return f"""---
-{yaml.safe_dump(metadata, sort_keys=False, allow_unicode=True).strip()}
----
-
-# zhen English⇄Chinese translation model
-
-An encoder-decoder Transformer trained with [zhen](https://github.com/zhen-nmt/zhen) that translates English→Chinese
-and Chinese→English with one model; the target language is chosen by forcing its code (`__en__` / `__zh__`) as the
-first generated token.
-
-## Results
-
-Validation scores at step {metrics.get("step", "?")} (sacreBLEU; Chinese targets scored with the `zh` tokenizer,
-English with `13a`; decoding with {config.eval_num_beams} beam(s), {config.eval_bleu_samples} sentences per set and
-direction).
-
-| validation set | direction | BLEU | chrF |
-| --- | --- | ---: | ---: |
-{table}
-
-## Training data
+    return f"""## Training data
 
 - Source: {data_summary.get("train_source", "?")}
 - Pairs after cleaning: {data_summary.get("train_pairs", "?")}; training examples ({config.directions}):
-  {data_summary.get("train_examples", "?")}
-- Chinese targets converted to Simplified: {"yes" if config.simplify_chinese else "no"}
+  {data_summary.get("train_examples", "?")}; Chinese targets converted to Simplified:
+  {"yes" if config.simplify_chinese else "no"}
 
 ```
 {data_summary.get("cleaning", "").strip()}
@@ -75,32 +37,12 @@ direction).
 
 ## Training
 
-Model `{model}`; token-budget batches of {config.max_tokens} tokens x {config.gradient_accumulation_steps}
-accumulation steps; AdamW, peak learning rate {config.learning_rate}, {config.lr_scheduler} schedule with
-{config.warmup_steps} warmup steps; label smoothing {config.label_smoothing}. The full configuration is in
-`training_config.json`.
-
-## Usage
-
-```python
-import zhen  # pip install zhen-transformer
-
-print(zhen.translate(["How are you?"], model="path/or/repo", src_lang="en", tgt_lang="zh"))
-```
-
-Without zhen installed, the model loads as custom code:
-
-```python
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
-
-tokenizer = AutoTokenizer.from_pretrained("path/or/repo", trust_remote_code=True)
-model = AutoModelForSeq2SeqLM.from_pretrained("path/or/repo", trust_remote_code=True)
-inputs = tokenizer._build_translation_inputs("How are you?", "pt", src_lang="en", tgt_lang="zh")
-print(tokenizer.batch_decode(model.generate(**inputs), skip_special_tokens=True))
-
-translator = pipeline("translation", model="path/or/repo", trust_remote_code=True)
-print(translator("How are you?", src_lang="en", tgt_lang="zh"))
-```
+Trained with `zhen-train`: model `{model}`; token-budget batches of {config.max_tokens} tokens x
+{config.gradient_accumulation_steps} accumulation steps; AdamW, peak learning rate {config.learning_rate},
+{config.lr_scheduler} schedule with {config.warmup_steps} warmup steps; label smoothing {config.label_smoothing}.
+Validation BLEU is measured on {config.eval_bleu_samples} sentences per set and direction with
+{config.eval_num_beams} beam(s). The full configuration is in `training_config.json`, the curves in
+`training_curve.png`.
 """
 
 

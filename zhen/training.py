@@ -550,8 +550,9 @@ class ZhenTrainer:
                     for direction in self.directions:
                         src, tgt = direction.split("-")
                         scores = self.translate_and_score(subset, src, tgt)
-                        result[f"{name}/{direction}/bleu"] = scores["bleu"]
-                        result[f"{name}/{direction}/chrf"] = scores["chrf"]
+                        for metric in ("bleu", "chrf", "sentences"):
+                            result[f"{name}/{direction}/{metric}"] = scores[metric]
+                        result[f"{name}/{direction}/signature"] = scores["bleu_signature"]
                         bleus.append(scores["bleu"])
         losses = [v for k, v in result.items() if k.endswith("/loss")]
         result["loss"] = float(np.mean(losses)) if losses else float("nan")
@@ -667,10 +668,16 @@ class ZhenTrainer:
         self.tokenizer.save_pretrained(tmp)
         self.config.save(tmp / "training_config.json")
         write_json_atomic(tmp / "eval_results.json", metrics)
-        from .hub import make_hub_ready
-        from .reporting import model_card
+        from .hub import make_hub_ready, render_model_card
+        from .reporting import card_metrics, training_sections
 
-        make_hub_ready(tmp, model_card=model_card(self.config, metrics, self.data.summary))
+        card = render_model_card(
+            model.config.to_dict(),
+            card_metrics(metrics),
+            repo_id=self.config.push_to_hub or self.output_dir.resolve().name,
+            extra_sections=training_sections(self.config, self.data.summary),
+        )
+        make_hub_ready(tmp, model_card=card)
         replace_directory(tmp, folder)
 
     def finish(self, final_eval: dict) -> Path:
