@@ -622,7 +622,7 @@ class ZhenTrainer:
             self.resume()
             state = self.state
         self.model.train()
-        deadline = time.monotonic() + 60 * config.max_minutes if config.max_minutes else None
+        budget = 60 * config.max_minutes if config.max_minutes else float("inf")
         progress = tqdm(
             total=self.total_steps, initial=state.step, desc="Training", disable=not accelerator.is_local_main_process
         )
@@ -640,7 +640,7 @@ class ZhenTrainer:
             state.step += 1
             state.target_tokens_seen += tokens
             progress.update(1)
-            stop = state.step >= self.total_steps or (deadline is not None and time.monotonic() > deadline)
+            stop = state.step >= self.total_steps or state.train_seconds + window.seconds >= budget
             if state.step % config.logging_steps == 0 or stop:
                 self.log_training(window, progress)
                 window = TrainingWindow()

@@ -73,7 +73,10 @@ class TrainingConfig:
     gradient_accumulation_steps: int = _help("Batches per optimizer step.", default=1)
     num_epochs: float = _help("Epochs to train (ignored when max_steps is set).", default=20)
     max_steps: int | None = _help("Optimizer steps to train.", default=None)
-    max_minutes: float | None = _help("Stop gracefully (checkpoint, eval, export) after this much time.", default=None)
+    max_minutes: float | None = _help(
+        "Stop gracefully (evaluate, checkpoint, export) after this many minutes of training steps (over resumes).",
+        default=None,
+    )
     learning_rate: float = _help("Peak learning rate.", default=7e-4)
     lr_scheduler: str = _help("inverse_sqrt (the Transformer paper's), cosine or constant.", default="inverse_sqrt")
     warmup_steps: int = _help("Linear warmup steps.", default=4000)
