@@ -427,6 +427,37 @@ def test_num_items_in_batch_makes_accumulated_gradients_equal_the_full_batch():
     torch.testing.assert_close(accumulated, full, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("tie_word_embeddings", [True, False])
+def test_chunked_loss_gives_the_same_loss_and_gradients(label_smoothing, tie_word_embeddings):
+    """`loss_chunk_size` computes the LM head and loss chunk by chunk in training; loss and every gradient must equal
+    the plain path's, padding (-100) and `num_items_in_batch` included, and no logits are returned."""
+    input_ids, attention_mask, labels = padded_batch()
+
+    def loss_and_gradients(chunk_size):
+        model = tiny_model(seed=2, label_smoothing=label_smoothing, tie_word_embeddings=tie_word_embeddings).train()
+        model.loss_chunk_size = chunk_size
+        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, num_items_in_batch=20)
+        out.loss.backward()
+        return out, {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
+
+    (plain, plain_grads), (chunked, chunked_grads) = loss_and_gradients(None), loss_and_gradients(4)
+    assert plain.logits is not None and chunked.logits is None
+    torch.testing.assert_close(chunked.loss, plain.loss)
+    assert plain_grads.keys() == chunked_grads.keys()
+    for name in plain_grads:
+        torch.testing.assert_close(chunked_grads[name], plain_grads[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_chunked_loss_is_off_in_eval_and_without_gradients():
+    model = tiny_model()
+    model.loss_chunk_size = 4
+    input_ids, attention_mask, labels = padded_batch()
+    assert model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).logits is not None  # eval mode
+    with torch.no_grad():
+        assert model.train()(input_ids=input_ids, attention_mask=attention_mask, labels=labels).logits is not None
+
+
 # --- config --------------------------------------------------------------------------------------------------------
 
 

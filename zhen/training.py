@@ -148,6 +148,7 @@ def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGenerati
         model_config._attn_implementation = config.attn_implementation
         model = ZhenForConditionalGeneration(model_config)
     model.config.label_smoothing = config.label_smoothing
+    model.loss_chunk_size = 1024  # training loss without materialising the logits; padding rows skipped
     model.generation_config = generation_config_for(model.config, config.export_num_beams)
     if config.gradient_checkpointing:
         model.activation_checkpointing_enable()
@@ -370,7 +371,7 @@ def make_optimizer(model, config: TrainingConfig) -> torch.optim.Optimizer:
         lr=config.learning_rate,
         betas=(config.adam_beta1, config.adam_beta2),
         eps=config.adam_epsilon,
-        foreach=True,
+        fused=True,
     )
 
 
