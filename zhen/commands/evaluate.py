@@ -18,7 +18,13 @@ from pathlib import Path
 
 from ..data import CorpusError, load_parallel
 from ..evaluation import evaluate_model
-from ..translation import DEFAULT_BATCH_SIZE, default_device, language_argument, load_model_and_tokenizer
+from ..translation import (
+    DEFAULT_BATCH_SIZE,
+    add_int8_argument,
+    default_device,
+    language_argument,
+    load_model_and_tokenizer,
+)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -39,6 +45,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--max-new-tokens", type=int, help="Most tokens per translation (default: 1.5 × source + 10).")
     parser.add_argument("--limit", type=int, help="Evaluate only the first N pairs.")
     parser.add_argument("--device", default=default_device(), help="cpu, cuda, ... (default: %(default)s)")
+    add_int8_argument(parser)
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="No progress bar.")
     args = parser.parse_args(argv)
     if args.both:
@@ -77,7 +84,7 @@ def main(argv=None) -> None:
     args = parse_args(argv)
     try:
         pairs = load_parallel(args.test)
-        model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, device=args.device)
+        model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, device=args.device, int8=args.int8)
     except (CorpusError, OSError, ValueError) as error:
         args.error(str(error))
     results = {}

@@ -22,7 +22,14 @@ from pathlib import Path
 
 from transformers.utils import logging
 
-from ..translation import DEFAULT_BATCH_SIZE, default_device, language_argument, load_model_and_tokenizer, translate
+from ..translation import (
+    DEFAULT_BATCH_SIZE,
+    add_int8_argument,
+    default_device,
+    language_argument,
+    load_model_and_tokenizer,
+    translate,
+)
 
 
 logger = logging.get_logger("zhen.translate")
@@ -49,6 +56,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--max-source-tokens", type=int, help="Truncate longer lines (default: the model's position table)."
     )
     parser.add_argument("--device", default=default_device(), help="cpu, cuda, cuda:1, mps... (default: %(default)s)")
+    add_int8_argument(parser)
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="No progress bar for files.")
     args = parser.parse_args(argv)
     if args.src == args.tgt:
@@ -72,7 +80,7 @@ def read_chunks(lines, chunk_size: int):
 def main(argv=None) -> None:
     args = parse_args(argv)
     try:
-        model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, device=args.device)
+        model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, device=args.device, int8=args.int8)
     except (OSError, ValueError) as error:
         args.error(str(error))
     with ExitStack() as stack:

@@ -1,0 +1,50 @@
+"""int8 dynamic quantization: a separate copy, still a working translator that agrees with float32."""
+
+import pytest
+import torch
+
+from zhen.fast_generation import generate
+from zhen.quantization import is_quantized, quantize_dynamic
+
+
+def test_quantized_copy_translates_like_float32(tiny_model, tiny_tokenizer, tiny_pairs):
+    quantized = quantize_dynamic(tiny_model)
+    assert is_quantized(quantized) and not is_quantized(tiny_model)
+    assert isinstance(tiny_model.lm_head, torch.nn.Linear)  # the original is untouched
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=40)
+    reference = tiny_tokenizer.batch_decode(generate(tiny_model, **batch, **kwargs), skip_special_tokens=True)
+    for num_beams in (1, 4):
+        fast = generate(quantized, batch["input_ids"], batch["attention_mask"], num_beams=num_beams, **kwargs)
+        texts = tiny_tokenizer.batch_decode(fast, skip_special_tokens=True)
+        assert sum(a == b for a, b in zip(texts, reference)) >= len(reference) - 2
+    # the quantized model also works with Transformers' own generate, and gives the same ids as the fast path
+    assert torch.equal(quantized.generate(**batch, **kwargs), generate(quantized, **batch, **kwargs))
+
+
+def test_translate_and_evaluate_load_an_int8_copy(tiny_checkpoint, tiny_pairs, tmp_path):
+    from zhen.commands import translate as translate_command
+    from zhen.translation import load_model_and_tokenizer, translate
+
+    model, tokenizer = load_model_and_tokenizer(tiny_checkpoint, int8=True)
+    assert is_quantized(model)
+    sources = [en for en, _ in tiny_pairs]
+    translations = translate(sources, model, tokenizer, tgt_lang="zh")
+    assert sum(a == zh for a, (_, zh) in zip(translations, tiny_pairs)) >= len(tiny_pairs) - 2
+
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("\n".join(sources) + "\n", encoding="utf-8")
+    translate_command.main(["--model", str(tiny_checkpoint), "--tgt", "zh", "-i", str(source), "-o", str(target),
+                            "--device", "cpu", "--no-progress", "--int8"])  # fmt: skip
+    assert target.read_text(encoding="utf-8").splitlines() == translations
+
+
+def test_int8_refuses_a_model_off_the_cpu(tiny_model, tiny_tokenizer):
+    from zhen.translation import load_model_and_tokenizer
+
+    class OnMeta(torch.nn.Module):
+        device = torch.device("meta")
+
+    with pytest.raises(ValueError, match=r"int8 inference runs on the CPU.*--device cpu"):
+        load_model_and_tokenizer(OnMeta(), tiny_tokenizer, int8=True)
