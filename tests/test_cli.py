@@ -78,7 +78,7 @@ def test_zhen_push_help():
 
 
 def test_scripts_are_thin_wrappers():
-    for name in ("translate", "evaluate", "finetune", "plot_attention", "push"):
+    for name in ("translate", "evaluate", "finetune", "plot_attention", "push", "export_ct2"):
         source = (REPO / "scripts" / f"{name}.py").read_text()
         assert f"from zhen.commands.{name} import main" in source and "main()" in source
 
