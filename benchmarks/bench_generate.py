@@ -1,0 +1,208 @@
+"""Translation speed: zhen vs MarianMTModel vs CTranslate2, on random weights of equal size and equal work.
+
+256 synthetic source sentences (realistic length mix, sorted by length as a translation front end does) in batches of
+32; every system is forced to produce exactly `--new-tokens` tokens per sentence (min = max new tokens, the target
+language code included), so random weights do the same work as trained ones. Greedy and beam 4.
+
+Systems (`--systems`, comma-separated):
+  marian-{eager,sdpa}-{fp32,bf16}   MarianMTModel.generate (post-norm, sinusoidal, same size as zhen)
+  marian-sdpa-int8                  MarianMTModel with torch dynamic int8 quantisation (for a same-precision ratio)
+  zhen-generate-fp32                ZhenForConditionalGeneration.generate (Transformers' generation loop)
+  zhen-fast-{fp32,bf16,int8}        zhen.fast_generation.generate (static cache, lean loop); int8 = zhen.quantization
+  ct2-marian-{float32,int8}         CTranslate2 on the Marian model converted by its Transformers converter
+  ct2-zhen-{float32,int8}           CTranslate2 on the zhen model converted by zhen.convert_ctranslate2
+
+Each system runs in its own process; with `--rounds N` the systems take turns N times and each keeps its best round.
+Prints a markdown table per (size, beams), then one JSON line with everything.
+
+    python benchmarks/bench_generate.py                       # tiny and base, greedy and beam 4
+    python benchmarks/bench_generate.py --sizes tiny --beams 1 --rounds 3
+    python benchmarks/bench_generate.py --scaling 16,32,64,128 --sizes base --systems marian-sdpa-fp32,zhen-fast-fp32
+"""
+
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+import torch
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (  # noqa: E402
+    SIZES,
+    ZH,
+    benchmark_parser,
+    machine_info,
+    marian_model,
+    peak_memory_mib,
+    print_table,
+    run_worker,
+    source_batches,
+    synchronize,
+    to_device,
+    zhen_model,
+)
+
+
+DEFAULT_SYSTEMS = (
+    "marian-eager-fp32,marian-sdpa-fp32,marian-eager-bf16,marian-sdpa-bf16,marian-sdpa-int8,zhen-generate-fp32,"
+    "zhen-fast-fp32,zhen-fast-bf16,zhen-fast-int8,ct2-marian-float32,ct2-marian-int8,ct2-zhen-float32,ct2-zhen-int8"
+)
+MARIAN_PYTORCH = ("marian-eager-fp32", "marian-sdpa-fp32", "marian-eager-bf16", "marian-sdpa-bf16")
+
+
+def build_generator(system: str, size: str, variant: str, workdir: str, device: str = "cpu"):
+    """Returns `generate(batch, num_beams, new_tokens) -> ids` for one system."""
+    family, kind, precision = system.split("-")
+    torch.manual_seed(0)
+    if family == "ct2":
+        from zhen.convert_ctranslate2 import CTranslate2Generator, convert
+
+        out = os.path.join(workdir, system)
+        if kind == "zhen":
+            convert(zhen_model(size, variant, dropout=0.0).eval(), out, quantization=precision, force=True)
+        else:
+            convert_marian(marian_model(size, dropout=0.0).eval(), out, precision)
+        translator = CTranslate2Generator(out, compute_type=precision, device=device)
+        return lambda b, beams, n: translator.generate(
+            b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n
+        )
+    attn = "sdpa" if kind in ("fast", "generate") else kind
+    model = (
+        marian_model(size, attn, dropout=0.0) if family == "marian" else zhen_model(size, variant, attn, 0.0)
+    ).eval()
+    model.to(device)
+    if precision == "bf16":
+        model = model.to(torch.bfloat16)
+    elif precision == "int8":
+        from zhen.quantization import quantize_dynamic
+
+        model = quantize_dynamic(model)
+    if kind == "fast":
+        from zhen.fast_generation import generate
+
+        return lambda b, beams, n: generate(
+            model, b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n
+        )
+    return lambda b, beams, n: model.generate(
+        input_ids=b["input_ids"], attention_mask=b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams,
+        max_new_tokens=n, min_new_tokens=n, do_sample=False,
+    )  # fmt: skip
+
+
+def convert_marian(model, output_dir: str, quantization: str):
+    """CTranslate2's own Transformers converter (its `MarianConfig` loader) on a saved MarianMTModel. The random
+    model has no SentencePiece files, so placeholder token strings stand in for its tokenizer, with `<pad>` last as
+    in OPUS-MT vocabularies (the loader drops that row and starts the decoder from a zero embedding, as for them)."""
+    from ctranslate2.converters import TransformersConverter
+
+    from zhen.convert_ctranslate2 import _PlaceholderVocabulary
+
+    vocabulary = _PlaceholderVocabulary(model.config.vocab_size)
+    vocabulary.tokens[0], vocabulary.tokens[-1] = "<blank>", "<pad>"  # Marian's <pad> is its last token
+
+    class Converter(TransformersConverter):
+        def load_tokenizer(self, tokenizer_class, model_name_or_path, **kwargs):
+            return vocabulary
+
+    saved = output_dir + "-hf"
+    model.save_pretrained(saved)
+    Converter(saved).convert(output_dir, quantization=quantization, force=True)
+
+
+def worker(job: dict) -> dict:
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(job["threads"])
+    device = job.get("device", "cpu")
+    batches = source_batches(job["sentences"], job["batch_size"], SIZES[job["size"]]["vocab"])
+    batches = [to_device(batch, device) for batch in batches]
+    with tempfile.TemporaryDirectory() as workdir:
+        generate = build_generator(job["system"], job["size"], job["variant"], workdir, device)
+        with torch.inference_mode():
+            timing = timed(generate, batches, job["beams"], job["new_tokens"], device)
+            return dict(job, **timing, rss_mib=peak_memory_mib(device))
+
+
+def timed(generate, batches, beams: int, new_tokens: int, device: str = "cpu") -> dict:
+    out = generate(batches[0], beams, new_tokens)  # warm-up (and packing, conversion caches)
+    assert out.shape[1] == 1 + new_tokens, f"made {out.shape[1] - 1} tokens instead of {new_tokens}"
+    if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
+        for batch in batches:
+            generate(batch, beams, new_tokens)
+    synchronize(device)
+    start = time.perf_counter()
+    for batch in batches:
+        generate(batch, beams, new_tokens)
+    synchronize(device)
+    return dict(seconds=time.perf_counter() - start)
+
+
+def run(args, size: str, beams: int, new_tokens: int, systems: list[str]) -> list[dict]:
+    best: dict[str, dict] = {}
+    for _ in range(args.rounds):
+        for system in systems:
+            job = dict(
+                system=system, size=size, beams=beams, new_tokens=new_tokens, variant=args.variant,
+                sentences=args.sentences, batch_size=args.batch_size, threads=args.threads, device=args.device,
+            )  # fmt: skip
+            result = run_worker(__file__, job)
+            if "error" in result or system not in best or result["seconds"] < best[system]["seconds"]:
+                best[system] = result
+    rows = [best[s] for s in systems]
+    for r in rows:
+        if "error" not in r:
+            r["sent_s"] = r["sentences"] / r["seconds"]
+            r["tok_s"] = r["sentences"] * r["new_tokens"] / r["seconds"]
+    ok = {r["system"]: r for r in rows if "error" not in r}
+    baseline = ok.get("marian-eager-fp32")
+    marian_best = max((ok[s] for s in MARIAN_PYTORCH if s in ok), key=lambda r: r["tok_s"], default=None)
+    for r in rows:
+        if "error" in r:
+            continue
+        r["x_marian_eager"] = r["tok_s"] / baseline["tok_s"] if baseline else None
+        r["x_marian_best"] = r["tok_s"] / marian_best["tok_s"] if marian_best else None
+    return rows
+
+
+def main(argv=None):
+    parser = benchmark_parser(__doc__, "cpu, or cuda (int8 and CTranslate2 systems are CPU-only here)")
+    parser.add_argument("--beams", default="1,4")
+    parser.add_argument("--systems", default=DEFAULT_SYSTEMS)
+    parser.add_argument("--variant", default="prenorm", choices=["prenorm", "postnorm"], help="zhen variant")
+    parser.add_argument("--sentences", type=int, default=256)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--new-tokens", type=int, default=32)
+    parser.add_argument("--scaling", help="comma-separated output lengths: time against output length instead")
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return
+    systems = args.systems.split(",")
+    torch.set_num_threads(args.threads)
+    info = machine_info(args.device)
+    print(f"# bench_generate  {info}  zhen variant: {args.variant}", flush=True)
+    results = []
+    lengths = [int(n) for n in args.scaling.split(",")] if args.scaling else [args.new_tokens]
+    for size in args.sizes.split(","):
+        for beams in [int(b) for b in args.beams.split(",")]:
+            for new_tokens in lengths:
+                rows = run(args, size, beams, new_tokens, systems)
+                print(f"\n## {size}, {'greedy' if beams == 1 else f'beam {beams}'}, {new_tokens} new tokens, "
+                      f"{args.sentences} sentences in batches of {args.batch_size}")  # fmt: skip
+                print_table(
+                    rows,
+                    [("system", "system", "s"), ("seconds", "seconds", ".2f"), ("sent_s", "sent/s", ".1f"),
+                     ("tok_s", "tok/s", ".0f"),
+                     ("x_marian_eager", "× Marian eager fp32", ".2f"), ("x_marian_best", "× Marian best", ".2f"),
+                     ("rss_mib", "peak mem MiB", ".0f"), ("error", "error", "s")],
+                )  # fmt: skip
+                results += rows
+    info["load1_end"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(dict(benchmark="generate", machine=info, results=results)))
+
+
+if __name__ == "__main__":
+    main()

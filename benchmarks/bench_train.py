@@ -1,0 +1,212 @@
+"""Training speed: zhen vs MarianMTModel at equal size on identical token-budget batches.
+
+Each step is forward + backward + AdamW step with label-smoothed (0.1) cross-entropy, on batches of ~4k target
+tokens cut from 6000 synthetic sentence pairs with a realistic length mix (fairseq-style: sorted windows, token
+budget on the padded target). Every system sees the same batches in the same order.
+
+Systems (`--systems`, comma-separated):
+  marian-{eager,sdpa}-{fp32,bf16}        MarianMTModel (post-norm, sinusoidal), loss computed from its logits
+  zhen-{prenorm,postnorm}-{fp32,bf16}    zhen with its training set-up: sdpa, `loss_chunk_size=1024` (fused chunked
+                                         LM head + loss, no full logits)
+  zhen-{prenorm,postnorm}-{fp32,bf16}-logits   zhen computing full logits then the loss, like Marian
+bf16 means `torch.autocast("cpu", torch.bfloat16)` around forward and loss, fp32 master weights.
+
+Reported: target tokens/s, padding fraction, peak RSS, matmul FLOP/s (3 x forward matmuls on the padded batch) as a
+share of this machine's 2048^3 GEMM rate in the same precision, measured in the same run, and the ratio to Marian's
+best configuration of the same precision. Each system runs in its own process; `--rounds N` repeats the whole set
+and keeps each system's best round.
+
+    python benchmarks/bench_train.py                                  # tiny and base, fp32 and bf16
+    python benchmarks/bench_train.py --sizes base --precisions fp32 --rounds 2
+    python benchmarks/bench_train.py --scaling 1024,2048,4096,8192 --sizes base --precisions fp32 \\
+        --systems marian-sdpa-fp32,zhen-prenorm-fp32                  # step time against batch tokens
+"""
+
+import json
+import os
+import random
+import sys
+import time
+import warnings
+
+import torch
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import (  # noqa: E402
+    SIZES,
+    batch_stats,
+    benchmark_parser,
+    gemm_peak,
+    machine_info,
+    marian_model,
+    peak_memory_mib,
+    print_table,
+    run_worker,
+    synchronize,
+    synthetic_pairs,
+    to_device,
+    token_batches,
+    train_flops,
+    zhen_model,
+)
+
+
+PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def systems_for(precisions: list[str]) -> list[str]:
+    out = []
+    for p in precisions:
+        out += [f"marian-eager-{p}", f"marian-sdpa-{p}", f"zhen-postnorm-{p}", f"zhen-prenorm-{p}"]
+    return out
+
+
+def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, device: str = "cpu"):
+    """Returns `step(batch) -> loss` for one system."""
+    family, kind, precision, *extra = system.split("-")
+    torch.manual_seed(0)
+    if family == "marian":
+        model = marian_model(size, attn=kind)
+    else:
+        model = zhen_model(size, variant=kind)
+        model.loss_chunk_size = None if extra == ["logits"] else loss_chunk_size
+    model.to(device).train()
+    optim = torch.optim.AdamW(model.parameters(), lr=1e-4, **{optimizer: True})
+    autocast = torch.autocast(torch.device(device).type, torch.bfloat16, enabled=precision == "bf16")
+
+    def step(batch):
+        with autocast:
+            if family == "marian":  # MarianMTModel's own loss has no label smoothing
+                logits = model(
+                    input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                    decoder_input_ids=batch["decoder_input_ids"],
+                ).logits  # fmt: skip
+                loss = torch.nn.functional.cross_entropy(
+                    logits.float().view(-1, logits.shape[-1]), batch["labels"].view(-1), label_smoothing=0.1
+                )
+            else:
+                loss = model(
+                    input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                    decoder_input_ids=batch["decoder_input_ids"], labels=batch["labels"],
+                ).loss  # fmt: skip
+        loss.backward()
+        optim.step()
+        optim.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    return step
+
+
+def make_batches(size: str, max_tokens: int, count: int, seed: int = 0) -> list[dict]:
+    batches = token_batches(synthetic_pairs(max(6000, 3 * count * max_tokens // 25), SIZES[size]["vocab"]), max_tokens)
+    random.Random(seed).shuffle(batches)  # a trainer's order: mixed lengths, not shortest first
+    return batches[:count]
+
+
+def worker(job: dict) -> dict:
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(job["threads"])
+    device = job.get("device", "cpu")
+    batches = make_batches(job["size"], job["max_tokens"], job["warmup"] + job["steps"])
+    step = build_step(job["system"], job["size"], job["optimizer"], job["loss_chunk_size"], device)
+    for batch in batches[: job["warmup"]]:
+        step(to_device(batch, device))
+    measured = batches[job["warmup"] :]
+    on_device = [to_device(batch, device) for batch in measured]
+    if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
+        for batch in on_device:
+            step(batch)
+    synchronize(device)
+    start = time.perf_counter()
+    losses = [step(batch) for batch in on_device]
+    synchronize(device)
+    seconds = time.perf_counter() - start
+    losses = [float(loss) for loss in losses]
+    stats = [batch_stats(b) for b in measured]
+    return dict(
+        job,
+        seconds=seconds,
+        step_s=seconds / len(measured),
+        tgt_tokens=sum(s["tgt_tokens"] for s in stats),
+        padding=sum(s["padding"] * s["padded_tokens"] for s in stats) / sum(s["padded_tokens"] for s in stats),
+        flops=sum(train_flops(job["size"], b) for b in measured),
+        rss_mib=peak_memory_mib(device),
+        last_loss=losses[-1],
+    )
+
+
+def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> list[dict]:
+    best: dict[str, dict] = {}
+    for _ in range(args.rounds):
+        for system in systems:
+            job = dict(
+                system=system, size=size, max_tokens=max_tokens, steps=args.steps, warmup=args.warmup,
+                optimizer=args.optimizer, loss_chunk_size=args.loss_chunk_size, threads=args.threads,
+                device=args.device,
+            )  # fmt: skip
+            result = run_worker(__file__, job)
+            if "error" in result or system not in best or result["seconds"] < best[system].get("seconds", 1e18):
+                best[system] = result
+    rows = [best[s] for s in systems]
+    for r in rows:
+        if "error" in r:
+            continue
+        precision = r["system"].split("-")[2]
+        r["tok_s"] = r["tgt_tokens"] / r["seconds"]
+        r["gflop_s"] = r["flops"] / r["seconds"] / 1e9
+        r["peak_share"] = r["flops"] / r["seconds"] / peaks[precision]
+    for r in rows:
+        if "error" in r:
+            continue
+        precision = r["system"].split("-")[2]
+        marian = [
+            m for m in rows if "error" not in m and m["system"].startswith("marian") and f"-{precision}" in m["system"]
+        ]
+        if marian:
+            r["x_marian_best"] = r["tok_s"] / max(m["tok_s"] for m in marian)
+    return rows
+
+
+def main(argv=None):
+    parser = benchmark_parser(__doc__, "cpu, or cuda to run the same benchmark on a GPU")
+    parser.add_argument("--precisions", default="fp32,bf16")
+    parser.add_argument("--systems", help="default: Marian eager/sdpa and zhen post-/pre-norm in each precision")
+    parser.add_argument("--max-tokens", type=int, default=4096, help="target-token budget per batch (padded)")
+    parser.add_argument("--scaling", help="comma-separated token budgets: step time against batch tokens instead")
+    parser.add_argument("--steps", type=int, default=3, help="measured steps per system")
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--optimizer", default="fused", choices=["fused", "foreach"], help="AdamW kernel, all systems")
+    parser.add_argument("--loss-chunk-size", type=int, default=1024, help="zhen's fused loss chunk (tokens)")
+    args = parser.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return
+    torch.set_num_threads(args.threads)
+    precisions = args.precisions.split(",")
+    systems = args.systems.split(",") if args.systems else systems_for(precisions)
+    peaks = {precision: gemm_peak(dtype, device=args.device) for precision, dtype in PRECISIONS.items()}
+    info = machine_info(args.device)
+    info.update(gemm_gflop_s={k: round(v / 1e9, 1) for k, v in peaks.items()})
+    print(f"# bench_train  {info}  optimizer: AdamW({args.optimizer}=True)", flush=True)
+    results = []
+    for size in args.sizes.split(","):
+        for max_tokens in [int(n) for n in args.scaling.split(",")] if args.scaling else [args.max_tokens]:
+            for precision in peaks:  # re-measured before each table, the best so far kept: load only lowers it
+                peaks[precision] = max(peaks[precision], gemm_peak(PRECISIONS[precision], device=args.device))
+            rows = run(args, size, max_tokens, systems, peaks)
+            print(f"\n## {size}, ~{max_tokens} target tokens per batch, {args.steps} steps")
+            print_table(
+                rows,
+                [("system", "system", "s"), ("tok_s", "tgt tok/s", ".0f"), ("x_marian_best", "× Marian best", ".2f"),
+                 ("step_s", "s/step", ".2f"), ("padding", "padding", ".1%"), ("gflop_s", "GFLOP/s", ".1f"),
+                 ("peak_share", "% GEMM peak", ".1%"), ("rss_mib", "peak mem MiB", ".0f"), ("error", "error", "s")],
+            )  # fmt: skip
+            results += rows
+    info["load1_end"] = round(os.getloadavg()[0], 2)
+    info["gemm_gflop_s"] = {k: round(v / 1e9, 1) for k, v in peaks.items()}
+    print(json.dumps(dict(benchmark="train", machine=info, results=results)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""What int8 inference costs in BLEU on a trained checkpoint, and what it buys in speed.
+
+Translates the test set in both directions with the float32 model (zhen.fast_generation), with its int8 dynamic
+quantisation (zhen.quantization), and optionally with CTranslate2 float32/int8 exports (`--ct2`), then scores every
+system with sacreBLEU (`zh` tokenizer into Chinese, `13a` into English) and prints BLEU, chrF, the BLEU change of int8
+against float32 of the same engine, the share of sentences translated identically, and sentences/s. The target: int8
+within 0.5 BLEU. (CTranslate2's beam search normalises scores by GNMT's ((5 + length) / 6)^alpha, not by length^alpha as
+Transformers does, so its beam outputs differ from PyTorch's unless `length_penalty=0`; its greedy outputs are equal.)
+
+    python benchmarks/bleu_int8.py --model checkpoints/zhen-base --test data/wmt/test.jsonl --num-beams 4 --ct2
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+
+import torch
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import print_table  # noqa: E402
+
+
+def translate_ids(generate, tokenizer, texts, src, tgt, batch_size, num_beams, max_new_tokens_for):
+    """Sorted by length, batched, back in input order; `generate(input_ids, attention_mask, **kw) -> ids`."""
+    tokenizer.src_lang, tokenizer.tgt_lang = src, tgt
+    ids = tokenizer(texts)["input_ids"]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    outputs = [""] * len(ids)
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        batch = tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")
+        out = generate(
+            batch["input_ids"], batch["attention_mask"], forced_bos_token_id=tokenizer.get_lang_id(tgt),
+            num_beams=num_beams, max_new_tokens=max_new_tokens_for(max(len(ids[i]) for i in rows)),
+        )  # fmt: skip
+        for i, text in zip(rows, tokenizer.batch_decode(out, skip_special_tokens=True)):
+            outputs[i] = text
+    return outputs
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="trained zhen checkpoint folder (with its tokenizer)")
+    parser.add_argument("--test", required=True, help="parallel test file (JSON Lines/TSV/Parquet with en and zh)")
+    parser.add_argument("--directions", default="en-zh,zh-en")
+    parser.add_argument("--num-beams", type=int, default=4)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--limit", type=int, help="score only the first N pairs")
+    parser.add_argument("--ct2", action="store_true", help="also CTranslate2 float32 and int8 exports")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(args.threads)
+
+    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
+    from zhen.data import load_parallel
+    from zhen.evaluation import parallel_columns, score
+    from zhen.fast_generation import generate
+    from zhen.quantization import quantize_dynamic
+
+    model = ZhenForConditionalGeneration.from_pretrained(args.model, dtype=torch.float32).eval()
+    tokenizer = ZhenTokenizerFast.from_pretrained(args.model)
+    columns = parallel_columns(load_parallel(args.test), args.limit)
+    table = model.config.max_position_embeddings if model.config.position_embedding_type != "rope" else 10**6
+
+    def max_new_tokens_for(source_length):
+        return max(1, min(int(1.5 * source_length) + 10, 512, table - 1))
+
+    quantized = quantize_dynamic(model)
+    systems = {  # (family, weights): generate; each int8 system is compared with float32 of its family
+        ("PyTorch", "float32"): lambda *a, **k: generate(model, *a, **k),
+        ("PyTorch", "int8"): lambda *a, **k: generate(quantized, *a, **k),
+    }
+    workdir = tempfile.TemporaryDirectory()
+    if args.ct2:
+        from zhen.convert_ctranslate2 import CTranslate2Generator, convert
+
+        for quantization in ("float32", "int8"):
+            out = convert(args.model, os.path.join(workdir.name, quantization), quantization=quantization)
+            systems["CTranslate2", quantization] = CTranslate2Generator(out, compute_type=quantization).generate
+
+    rows = []
+    for direction in args.directions.split(","):
+        src, tgt = direction.split("-")
+        reference = {}
+        for (family, weights), system in systems.items():
+            start = time.perf_counter()
+            with torch.inference_mode():
+                hypotheses = translate_ids(
+                    system, tokenizer, columns[src], src, tgt, args.batch_size, args.num_beams, max_new_tokens_for
+                )
+            seconds = time.perf_counter() - start
+            result = score(hypotheses, columns[tgt], tgt)
+            row = dict(direction=direction, system=f"{family} {weights}", bleu=result["bleu"], chrf=result["chrf"],
+                       sent_s=len(hypotheses) / seconds)  # fmt: skip
+            base_bleu, base_hypotheses = reference.setdefault(family, (result["bleu"], hypotheses))
+            row["delta_bleu"] = result["bleu"] - base_bleu
+            row["identical"] = sum(a == b for a, b in zip(hypotheses, base_hypotheses)) / len(hypotheses)
+            row["signature"] = result["bleu_signature"]
+            rows.append(row)
+    print(f"# {args.model} on {args.test}: {len(columns['en'])} pairs, beam {args.num_beams}, {args.threads} threads")
+    print_table(
+        rows,
+        [("direction", "direction", "s"), ("system", "system", "s"), ("bleu", "BLEU", ".2f"),
+         ("delta_bleu", "Δ BLEU vs its float32", "+.2f"), ("chrf", "chrF", ".2f"),
+         ("identical", "same as its float32", ".1%"), ("sent_s", "sent/s", ".1f")],
+    )  # fmt: skip
+    worst = min((r["delta_bleu"] for r in rows if r["system"].endswith("int8")), default=0.0)
+    print(json.dumps(dict(benchmark="bleu_int8", int8_within_half_bleu=worst >= -0.5, rows=rows)))
+
+
+if __name__ == "__main__":
+    main()

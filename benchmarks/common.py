@@ -1,0 +1,233 @@
+"""Shared pieces of the zhen benchmarks: model sizes, zhen and Marian models of equal size, synthetic batches with a
+realistic length mix, the machine's GEMM peak, peak memory, and a table printer.
+
+Every benchmark runs each configuration in a fresh worker process (`python SCRIPT --worker JSON`), so that peak RSS is
+that configuration's own and one system's allocator state cannot slow the next; the parent interleaves the systems
+over `--rounds` and keeps each one's best round, the usual defence against a machine shared with other jobs.
+"""
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import torch
+
+
+SIZES = {
+    "tiny": dict(d_model=256, heads=4, ffn=1024, layers=3, vocab=16000),
+    "base": dict(d_model=512, heads=8, ffn=2048, layers=6, vocab=32000),
+}
+# zhen variants: its default (pre-norm, sinusoidal) and the one built like Marian (post-norm, sinusoidal).
+VARIANTS = {"prenorm": dict(normalize_before=True), "postnorm": dict(normalize_before=False)}
+PAD, BOS, EOS, EN, ZH = 0, 1, 2, 4, 5
+MAX_POSITIONS = 512
+
+
+def zhen_model(size: str, variant: str = "prenorm", attn: str = "sdpa", dropout: float = 0.1, **overrides):
+    from zhen import ZhenConfig, ZhenForConditionalGeneration
+
+    s = SIZES[size]
+    config = ZhenConfig(
+        vocab_size=s["vocab"], d_model=s["d_model"], encoder_layers=s["layers"], decoder_layers=s["layers"],
+        encoder_attention_heads=s["heads"], decoder_attention_heads=s["heads"], encoder_ffn_dim=s["ffn"],
+        decoder_ffn_dim=s["ffn"], max_position_embeddings=MAX_POSITIONS, dropout=dropout, label_smoothing=0.1,
+        **{**VARIANTS[variant], **overrides},
+    )  # fmt: skip
+    return ZhenForConditionalGeneration._from_config(config, attn_implementation=attn)
+
+
+def marian_model(size: str, attn: str = "sdpa", dropout: float = 0.1):
+    """MarianMTModel of the same size as zhen's post-norm sinusoidal variant: same activation (ReLU), tied shared
+    embeddings, scaled embeddings, the same special-token ids."""
+    from transformers import MarianConfig, MarianMTModel
+
+    s = SIZES[size]
+    config = MarianConfig(
+        vocab_size=s["vocab"], decoder_vocab_size=s["vocab"], d_model=s["d_model"], encoder_layers=s["layers"],
+        decoder_layers=s["layers"], encoder_attention_heads=s["heads"], decoder_attention_heads=s["heads"],
+        encoder_ffn_dim=s["ffn"], decoder_ffn_dim=s["ffn"], activation_function="relu", dropout=dropout,
+        attention_dropout=0.0, activation_dropout=0.0, max_position_embeddings=MAX_POSITIONS, scale_embedding=True,
+        share_encoder_decoder_embeddings=True, tie_word_embeddings=True, pad_token_id=PAD, eos_token_id=EOS,
+        bos_token_id=BOS, decoder_start_token_id=BOS, forced_eos_token_id=None,
+    )  # fmt: skip
+    return MarianMTModel._from_config(config, attn_implementation=attn)
+
+
+# --- synthetic data -------------------------------------------------------------------------------------------------
+
+
+def sentence_lengths(n: int, generator: torch.Generator, median: float = 22.0, cap: int = 160) -> torch.Tensor:
+    """Subword lengths of real en/zh sentences are roughly log-normal: median ~22, a long tail past 100."""
+    lengths = torch.exp(math.log(median) + 0.6 * torch.randn(n, generator=generator))
+    return lengths.round().clamp(3, cap).long()
+
+
+def synthetic_pairs(n: int, vocab: int, seed: int = 0) -> list[tuple[list[int], list[int]]]:
+    """`n` (source, target) id lists: `__en__ w1 .. wn </s>` and `__zh__ v1 .. vm </s>`, with target/source length
+    ratios spread around 1."""
+    g = torch.Generator().manual_seed(seed)
+    src_len = sentence_lengths(n, g)
+    tgt_len = (src_len * torch.exp(0.2 * torch.randn(n, generator=g))).round().clamp(2, 160).long()
+    pairs = []
+    for s, t in zip(src_len.tolist(), tgt_len.tolist()):
+        src = [EN] + torch.randint(6, vocab - 1, (s,), generator=g).tolist() + [EOS]
+        tgt = [ZH] + torch.randint(6, vocab - 1, (t,), generator=g).tolist() + [EOS]
+        pairs.append((src, tgt))
+    return pairs
+
+
+def pad(rows: list[list[int]], value: int, multiple: int = 1) -> torch.Tensor:
+    width = -(-max(map(len, rows)) // multiple) * multiple
+    return torch.tensor([r + [value] * (width - len(r)) for r in rows])
+
+
+def token_batches(pairs, max_tokens: int = 4096, sort_window: int = 100, multiple: int = 1) -> list[dict]:
+    """fairseq/Marian-style token-budget batches: windows of `sort_window` batches are sorted by length and cut so that
+    the padded target tensor holds at most `max_tokens` tokens. Widths are padded to a multiple of 8, as sockeye and
+    fairseq do. Returns dicts of `input_ids`, `attention_mask`, `decoder_input_ids`, `labels` (-100 on padding)."""
+    batches, i, window = [], 0, sort_window * max(1, max_tokens // 30)
+    while i < len(pairs):
+        chunk = sorted(pairs[i : i + window], key=lambda p: (len(p[1]), len(p[0])))
+        i += window
+        start = 0
+        while start < len(chunk):
+            end = start + 1
+            while end < len(chunk) and (end + 1 - start) * -(-len(chunk[end][1]) // multiple) * multiple <= max_tokens:
+                end += 1
+            rows = chunk[start:end]
+            start = end
+            input_ids = pad([s for s, _ in rows], PAD, multiple)
+            labels = pad([t for _, t in rows], -100, multiple)
+            decoder_input_ids = _shift(labels)
+            batches.append(
+                dict(
+                    input_ids=input_ids,
+                    attention_mask=input_ids.ne(PAD).long(),
+                    decoder_input_ids=decoder_input_ids,
+                    labels=labels,
+                )
+            )
+    return batches
+
+
+def _shift(labels: torch.Tensor) -> torch.Tensor:
+    shifted = torch.cat([torch.full((len(labels), 1), BOS), labels[:, :-1]], 1)
+    return shifted.masked_fill(shifted == -100, PAD)
+
+
+def batch_stats(batch: dict) -> dict:
+    real_src, real_tgt = int(batch["attention_mask"].sum()), int(batch["labels"].ne(-100).sum())
+    padded = batch["input_ids"].numel() + batch["labels"].numel()
+    return dict(
+        tgt_tokens=real_tgt, src_tokens=real_src, padded_tokens=padded, padding=1 - (real_src + real_tgt) / padded
+    )
+
+
+def source_batches(n: int, batch_size: int, vocab: int, seed: int = 1) -> list[dict]:
+    """`n` source sentences sorted by length (as a translation front end does) in batches of `batch_size`."""
+    sources = sorted((s for s, _ in synthetic_pairs(n, vocab, seed)), key=len)
+    out = []
+    for i in range(0, n, batch_size):
+        rows = sources[i : i + batch_size]
+        input_ids = pad(rows, PAD, multiple=1)
+        out.append(dict(input_ids=input_ids, attention_mask=input_ids.ne(PAD).long(), tokens=rows))
+    return out
+
+
+# --- FLOPs, GEMM peak, memory ---------------------------------------------------------------------------------------
+
+
+def train_flops(size: str, batch: dict) -> float:
+    """Matmul FLOPs of one training step (forward + backward = 3x forward) on the padded batch: every Linear, the LM
+    head, and the two attention matmuls (QK^T, AV) of each attention layer. Norms, softmax and the optimizer are not
+    counted, as in the usual 6ND estimate."""
+    s = SIZES[size]
+    d, f, L, V = s["d_model"], s["ffn"], s["layers"], s["vocab"]
+    B, S = batch["input_ids"].shape
+    T = batch["labels"].shape[1]
+    enc = B * S * (2 * 4 * d * d + 2 * 2 * d * f) + B * 2 * 2 * S * S * d
+    dec = B * T * (2 * 4 * d * d + 2 * 2 * d * f + 2 * 2 * d * d) + B * 2 * 2 * T * S * d + B * 2 * 2 * T * T * d
+    dec += B * 2 * S * 2 * d * d  # cross-attention keys and values of the source
+    head = B * T * 2 * d * V
+    return 3.0 * (L * (enc + dec) + head)
+
+
+def gemm_peak(dtype: torch.dtype, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
+    """FLOP/s of an n x n x n matmul in `dtype` on this machine, now (best of several). On a GPU n is 8192, the size
+    at which its tensor cores reach their rate."""
+    n = 8192 if device != "cpu" else n
+    a, b = torch.randn(n, n, dtype=dtype, device=device), torch.randn(n, n, dtype=dtype, device=device)
+    a @ b
+    synchronize(device)
+    best, start = float("inf"), time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        t = time.perf_counter()
+        a @ b
+        synchronize(device)
+        best = min(best, time.perf_counter() - t)
+    return 2 * n**3 / best
+
+
+def synchronize(device: str) -> None:
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def to_device(batch: dict, device: str) -> dict:
+    return {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
+
+
+def peak_memory_mib(device: str = "cpu") -> float:
+    """Peak resident memory of this process, or peak GPU memory allocated on a GPU."""
+    if device.startswith("cuda"):
+        return torch.cuda.max_memory_allocated() / 2**20
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def machine_info(device: str = "cpu") -> dict:
+    load = os.getloadavg()[0]
+    info = dict(torch=torch.__version__, threads=torch.get_num_threads(), cpus=os.cpu_count(), load1=round(load, 2))
+    if device.startswith("cuda"):
+        info["gpu"] = torch.cuda.get_device_name()
+    return info
+
+
+# --- workers and tables ---------------------------------------------------------------------------------------------
+
+
+def benchmark_parser(doc: str, device_help: str) -> argparse.ArgumentParser:
+    """The options every benchmark has: sizes, rounds, threads, device, and the hidden worker entry."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", default="tiny,base")
+    parser.add_argument("--rounds", type=int, default=1, help="let the systems take turns N times, keep each best")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--device", default="cpu", help=device_help)
+    return parser
+
+
+def run_worker(script: str, job: dict, timeout: float = 3600) -> dict:
+    """Run `script --worker JSON` in a fresh interpreter and return the JSON it prints last."""
+    out = subprocess.run(
+        [sys.executable, script, "--worker", json.dumps(job)], capture_output=True, text=True, timeout=timeout
+    )
+    if out.returncode:
+        sys.stderr.write(out.stderr[-4000:])
+        return dict(job, error=out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"rc {out.returncode}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def print_table(rows: list[dict], columns: list[tuple[str, str, str]]):
+    """`columns`: (key, header, format). Prints a GitHub-markdown table."""
+    cells = [[h for _, h, _ in columns]]
+    for r in rows:
+        cells.append([("" if r.get(k) is None else format(r[k], f)) if k in r else "" for k, _, f in columns])
+    widths = [max(len(c[i]) for c in cells) for i in range(len(columns))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in cells]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    print("\n".join(lines), flush=True)
