@@ -69,3 +69,25 @@ def test_untied_embeddings_and_bfloat16_model_convert(tmp_path):
     ct2 = CTranslate2Generator(convert(model.to(torch.bfloat16), tmp_path / "ct2"))  # exported as float32
     assert model.dtype == torch.bfloat16  # the caller's model is left as it was
     assert torch.equal(ct2.generate(input_ids, attention_mask, **kwargs), expected)
+
+
+def test_a_vocabulary_rounded_up_past_the_tokenizer_exports(tiny_tokenizer, tmp_path):
+    torch.manual_seed(0)
+    vocab_size = -(-(len(tiny_tokenizer) + 1) // 8) * 8  # as zhen-train rounds it, with at least one spare row
+    model = ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=vocab_size)).eval()
+    model.save_pretrained(tmp_path / "model")
+    tiny_tokenizer.save_pretrained(tmp_path / "model")
+    ct2 = CTranslate2Generator(export_main([str(tmp_path / "model"), str(tmp_path / "ct2")]))
+    assert len(ct2.tokens) == vocab_size and ct2.tokens[-1] == f"<unused_{vocab_size - 1}>"
+    input_ids, attention_mask = sources(len(tiny_tokenizer))
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=10, min_new_tokens=10)
+    assert torch.equal(ct2.generate(input_ids, attention_mask, **kwargs), generate(model, input_ids, attention_mask,
+                                                                                    **kwargs))  # fmt: skip
+
+
+def test_a_tokenizer_larger_than_the_model_is_refused(tiny_tokenizer, tmp_path):
+    model = ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=len(tiny_tokenizer) - 8))
+    model.save_pretrained(tmp_path / "model")
+    tiny_tokenizer.save_pretrained(tmp_path / "model")
+    with pytest.raises(ValueError, match="does not belong to this model"):
+        export_main([str(tmp_path / "model"), str(tmp_path / "ct2")])

@@ -119,10 +119,16 @@ class ZhenLoader(ModelLoader):
             self.set_layer_norm(layer_spec.ffn.layer_norm, layer.final_layer_norm)
 
     def get_vocabulary(self, model, tokenizer):
+        """The tokenizer's tokens by id, then a placeholder `<unused_i>` for each embedding row past them (`zhen-train`
+        rounds the vocabulary up to a multiple of 8; those rows are never targets)."""
         tokens = super().get_vocabulary(model, tokenizer)
-        if len(tokens) != model.config.vocab_size:
-            raise ValueError(f"The tokenizer has {len(tokens)} tokens but the model {model.config.vocab_size}.")
-        return tokens
+        vocab_size = model.config.vocab_size
+        if len(tokens) > vocab_size:
+            raise ValueError(
+                f"The tokenizer has {len(tokens)} tokens but the model only {vocab_size} embeddings: this tokenizer "
+                "does not belong to this model. Save the model with the tokenizer it was trained with."
+            )
+        return tokens + [f"<unused_{i}>" for i in range(len(tokens), vocab_size)]
 
     def set_vocabulary(self, spec, tokens):
         spec.register_source_vocabulary(tokens)
