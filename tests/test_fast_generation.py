@@ -137,3 +137,13 @@ def test_packed_linear_is_bit_identical():
         assert torch.equal(packed_linear(linear, 32)(x[:5]), linear(x[:5]))  # fewer rows than packed for
         linear.weight.mul_(2)  # a changed weight is repacked
         assert torch.equal(packed_linear(linear, 32)(x), linear(x))
+        assert torch.equal(packed_linear(linear, 5)(x[:5]), linear(x[:5]))  # packed again for another row count
+
+
+def test_batches_of_different_sizes_in_turn_equal_generate():
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    for rows in (slice(0, 5), slice(0, 2), slice(0, 5), slice(3, 4)):
+        for num_beams in (1, 3):
+            assert_same_as_generate(model, input_ids[rows], attention_mask[rows], forced_bos_token_id=ZH,
+                                    num_beams=num_beams, max_new_tokens=8)  # fmt: skip

@@ -265,7 +265,7 @@ def packed_linear(module: nn.Module, rows: int) -> Callable[[torch.Tensor], torc
         and hasattr(torch.ops.mkl, "_mkl_linear")
     ):
         return module
-    key = (weight.data_ptr(), None if weight.is_inference() else weight._version)
+    key = (weight.data_ptr(), None if weight.is_inference() else weight._version, rows)  # packing depends on rows
     if module not in _PACKED or _PACKED[module][0] != key:
         _PACKED[module] = (key, torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows))
     packed, bias = _PACKED[module][1], module.bias
