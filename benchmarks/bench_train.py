@@ -6,8 +6,8 @@ budget on the padded target). Every system sees the same batches in the same ord
 
 Systems (`--systems`, comma-separated):
   marian-{eager,sdpa}-{fp32,bf16}        MarianMTModel (post-norm, sinusoidal), loss computed from its logits
-  zhen-{prenorm,postnorm}-{fp32,bf16}    zhen with its training set-up: sdpa, `loss_chunk_size=1024` (fused chunked
-                                         LM head + loss, no full logits)
+  zhen-{prenorm,postnorm}-{fp32,bf16}    zhen with its training set-up: sdpa, padding skipped,
+                                         `loss_chunk_size` as zhen-train sets it (fused chunked LM head + loss)
   zhen-{prenorm,postnorm}-{fp32,bf16}-logits   zhen computing full logits then the loss, like Marian
 bf16 means `torch.autocast("cpu", torch.bfloat16)` around forward and loss, fp32 master weights.
 
@@ -30,6 +30,8 @@ import time
 import warnings
 
 import torch
+
+from zhen.training import LOSS_CHUNK_SIZE
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -177,7 +179,7 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=3, help="measured steps per system")
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--optimizer", default="fused", choices=["fused", "foreach"], help="AdamW kernel, all systems")
-    parser.add_argument("--loss-chunk-size", type=int, default=1024, help="zhen's fused loss chunk (tokens)")
+    parser.add_argument("--loss-chunk-size", type=int, default=LOSS_CHUNK_SIZE, help="zhen's fused loss chunk (tokens)")
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))

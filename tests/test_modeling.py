@@ -9,7 +9,12 @@ from safetensors import safe_open
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, ZhenModel
-from zhen.modeling_zhen import ZhenRotaryEmbedding, ZhenSinusoidalPositionalEmbedding, apply_rotary_pos_emb
+from zhen.modeling_zhen import (
+    ZhenPreTrainedModel,
+    ZhenRotaryEmbedding,
+    ZhenSinusoidalPositionalEmbedding,
+    apply_rotary_pos_emb,
+)
 
 
 VARIANTS = list(itertools.product(["sinusoidal", "learned", "rope"], [True, False]))
@@ -425,6 +430,55 @@ def test_num_items_in_batch_makes_accumulated_gradients_equal_the_full_batch():
     full = grads([slice(0, 3)])
     accumulated = grads([slice(0, 1), slice(1, 3)])
     torch.testing.assert_close(accumulated, full, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
+@pytest.mark.parametrize("loss_chunk_size", [None, 4])
+def test_training_skips_padding_with_the_same_loss_and_gradients(
+    monkeypatch, position_embedding_type, normalize_before, loss_chunk_size
+):
+    """Training passes run projections, feed-forward layers and norms on real tokens only: source padding, and target
+    positions after a row's last label (a -100 inside a row is kept). Loss and gradients must equal the padded
+    layout's, and the layers must really see fewer rows."""
+    input_ids, attention_mask, _ = padded_batch()
+    labels = torch.tensor([[ZH, 20, 21, EOS, -100], [ZH, 22, EOS, -100, -100], [ZH, -100, 24, EOS, -100]])
+    rows_seen = {}
+
+    def run(skip_padding):
+        monkeypatch.setattr(ZhenPreTrainedModel, "skip_padding", skip_padding)
+        model = tiny_model(
+            seed=4, dropout=0.0, label_smoothing=0.1, position_embedding_type=position_embedding_type,
+            normalize_before=normalize_before,
+        ).train()  # fmt: skip
+        model.loss_chunk_size = loss_chunk_size
+        for stack in ("encoder", "decoder"):
+            fc1 = getattr(model.model, stack).layers[0].mlp.fc1
+            fc1.register_forward_hook(lambda m, args, out, stack=stack: rows_seen.__setitem__(stack, args[0].shape))
+        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+        loss.backward()
+        return loss, {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+
+    padded_loss, padded_grads = run(False)
+    assert rows_seen == {"encoder": (3, 6, 64), "decoder": (3, 5, 64)}
+    loss, grads = run(True)
+    assert rows_seen == {"encoder": (6 + 4 + 3, 64), "decoder": (4 + 3 + 4, 64)}
+    torch.testing.assert_close(loss, padded_loss)
+    assert grads.keys() == padded_grads.keys()
+    for name in grads:
+        torch.testing.assert_close(grads[name], padded_grads[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_skipping_padding_keeps_padded_outputs():
+    """Training outputs keep the (batch, seq) layout, recorded per-layer states included; eval passes are untouched."""
+    model = tiny_model(dropout=0.0).train()
+    input_ids, attention_mask, labels = padded_batch()
+    out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, output_hidden_states=True)
+    assert out.encoder_last_hidden_state.shape == (3, 6, 64)
+    assert all(h.shape == (3, 6, 64) for h in out.encoder_hidden_states)
+    assert all(h.shape == (3, 4, 64) for h in out.decoder_hidden_states)
+    encoder_out = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    torch.testing.assert_close(encoder_out[attention_mask.bool()], out.encoder_last_hidden_state[attention_mask.bool()])
+    assert encoder_out[~attention_mask.bool()].eq(0).all()  # zeros where nothing was computed
 
 
 @pytest.mark.parametrize("label_smoothing", [0.0, 0.1])

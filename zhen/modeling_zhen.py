@@ -110,6 +110,30 @@ def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim: int = 1):
 
 
 # --------------------------------------------------------------------------------------------------------------
+# Padding
+# --------------------------------------------------------------------------------------------------------------
+
+
+class UnpaddedBatch:
+    """The real tokens of a padded `(batch, seq)` batch. Training passes keep hidden states as `(tokens, d_model)` rows
+    of real tokens only, so that projections, feed-forward layers, norms and dropout do no work on padding; attention
+    alone needs the `(batch, seq)` layout, and gets it with `pad` before and `unpad` after."""
+
+    def __init__(self, keep: torch.Tensor):
+        self.batch_size, self.seq_len = keep.shape
+        self.indices = keep.flatten().nonzero().squeeze(1)
+
+    def unpad(self, x: torch.Tensor) -> torch.Tensor:
+        """(batch, seq, ...) -> (tokens, ...)"""
+        return x.flatten(0, 1).index_select(0, self.indices)
+
+    def pad(self, x: torch.Tensor) -> torch.Tensor:
+        """(tokens, ...) -> (batch, seq, ...), zeros at the padding."""
+        padded = x.new_zeros(self.batch_size * self.seq_len, *x.shape[1:]).index_copy(0, self.indices, x)
+        return padded.unflatten(0, (self.batch_size, self.seq_len))
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Attention
 # --------------------------------------------------------------------------------------------------------------
 
@@ -168,13 +192,16 @@ class ZhenAttention(nn.Module):
         attention_mask: torch.Tensor | None = None,
         position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
         past_key_values: Cache | None = None,
+        tokens: UnpaddedBatch | None = None,
+        source_tokens: UnpaddedBatch | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """`tokens` (`source_tokens`): `hidden_states` (`key_value_states`) are the real-token rows of that batch."""
         if self.is_cross_attention:
-            (query,) = self._split_heads(self.q_proj(hidden_states), 1)
-            key, value = self._cross_attention_kv(key_value_states, past_key_values)
+            (query,) = self._split_heads(self._padded(self.q_proj(hidden_states), tokens), 1)
+            key, value = self._cross_attention_kv(key_value_states, past_key_values, source_tokens)
         else:
-            query, key, value = self._split_heads(self.qkv_proj(hidden_states), 3)
+            query, key, value = self._split_heads(self._padded(self.qkv_proj(hidden_states), tokens), 3)
             if position_embeddings is not None:
                 query, key = apply_rotary_pos_emb(query, key, *position_embeddings)
             if past_key_values is not None:
@@ -194,14 +221,20 @@ class ZhenAttention(nn.Module):
             scaling=self.scaling,
             **kwargs,
         )
-        attn_output = self.out_proj(attn_output.reshape(*hidden_states.shape[:-1], -1))
-        return attn_output, attn_weights
+        attn_output = attn_output.reshape(*attn_output.shape[:2], -1)
+        if tokens is not None:
+            attn_output = tokens.unpad(attn_output)
+        return self.out_proj(attn_output), attn_weights
 
-    def _cross_attention_kv(self, encoder_hidden_states, past_key_values):
+    @staticmethod
+    def _padded(x: torch.Tensor, tokens: UnpaddedBatch | None) -> torch.Tensor:
+        return x if tokens is None else tokens.pad(x)
+
+    def _cross_attention_kv(self, encoder_hidden_states, past_key_values, source_tokens=None):
         if past_key_values is not None and past_key_values.is_updated.get(self.layer_idx):
             layer = past_key_values.cross_attention_cache.layers[self.layer_idx]
             return layer.keys, layer.values
-        key, value = self._split_heads(self.kv_proj(encoder_hidden_states), 2)
+        key, value = self._split_heads(self._padded(self.kv_proj(encoder_hidden_states), source_tokens), 2)
         if past_key_values is not None:
             key, value = past_key_values.cross_attention_cache.update(key, value, self.layer_idx)
             past_key_values.is_updated[self.layer_idx] = True
@@ -254,12 +287,13 @@ class ZhenEncoderLayer(ZhenLayer):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
+        tokens: UnpaddedBatch | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> torch.Tensor:
         def self_attention(x):
-            return self.self_attn(x, attention_mask=attention_mask, position_embeddings=position_embeddings, **kwargs)[
-                0
-            ]
+            return self.self_attn(
+                x, attention_mask=attention_mask, position_embeddings=position_embeddings, tokens=tokens, **kwargs
+            )[0]
 
         hidden_states = self.residual(self.self_attn_layer_norm, self_attention, hidden_states)
         hidden_states = self.residual(self.final_layer_norm, self.mlp, hidden_states)
@@ -290,6 +324,8 @@ class ZhenDecoderLayer(ZhenLayer):
         position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
         past_key_values: Cache | None = None,
         use_cache: bool | None = True,
+        tokens: UnpaddedBatch | None = None,
+        source_tokens: UnpaddedBatch | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> torch.Tensor:
         def self_attention(x):
@@ -298,6 +334,7 @@ class ZhenDecoderLayer(ZhenLayer):
                 attention_mask=attention_mask,
                 position_embeddings=position_embeddings,
                 past_key_values=past_key_values,
+                tokens=tokens,
                 **kwargs,
             )[0]
 
@@ -307,6 +344,8 @@ class ZhenDecoderLayer(ZhenLayer):
                 key_value_states=encoder_hidden_states,
                 attention_mask=encoder_attention_mask,
                 past_key_values=past_key_values,
+                tokens=tokens,
+                source_tokens=source_tokens,
                 **kwargs,
             )[0]
 
@@ -331,6 +370,10 @@ class ZhenPreTrainedModel(PreTrainedModel):
     _supports_flex_attn = True
     _supports_attention_backend = True
     _can_compile_fullgraph = True
+    # Training passes run the token-wise work on real tokens only (see `UnpaddedBatch`): same loss and gradients, less
+    # work. `ZhenPreTrainedModel.skip_padding = False` keeps the padded layout (e.g. for torch.compile, which would
+    # otherwise see a new shape every batch).
+    skip_padding: bool = True
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module):
@@ -398,6 +441,16 @@ class ZhenStack(ZhenPreTrainedModel):
         hidden_states = nn.functional.dropout(hidden_states, p=self.dropout, training=self.training)
         return hidden_states, position_embeddings
 
+    def unpadded_batch(self, attention_mask: torch.Tensor | None, kwargs: dict) -> UnpaddedBatch | None:
+        """The real tokens to which a training pass can restrict its token-wise work, or None to keep the padded layout:
+        outside training, with nothing padded, or when per-layer outputs are recorded (they keep the padded layout)."""
+        if attention_mask is None or attention_mask.dim() != 2 or not (self.training and self.skip_padding):
+            return None
+        if any(kwargs.get(key, getattr(self.config, key)) for key in ("output_hidden_states", "output_attentions")):
+            return None
+        keep = attention_mask.bool()
+        return None if keep.all() else UnpaddedBatch(keep)
+
 
 class ZhenEncoder(ZhenStack):
     """Stack of [`ZhenEncoderLayer`]s over the source tokens."""
@@ -434,9 +487,13 @@ class ZhenEncoder(ZhenStack):
             position_ids = torch.arange(seq_len, device=device)[None]
         hidden_states, position_embeddings = self.embed(input_ids, inputs_embeds, position_ids, seq_end=seq_len)
         mask = create_bidirectional_mask(config=self.config, inputs_embeds=hidden_states, attention_mask=attention_mask)
+        tokens = self.unpadded_batch(attention_mask, kwargs)
+        if tokens is not None:
+            hidden_states = tokens.unpad(hidden_states)
         for layer in self.layers:
-            hidden_states = layer(hidden_states, mask, position_embeddings, **kwargs)
-        return BaseModelOutput(last_hidden_state=self.layer_norm(hidden_states))
+            hidden_states = layer(hidden_states, mask, position_embeddings, tokens=tokens, **kwargs)
+        hidden_states = self.layer_norm(hidden_states)
+        return BaseModelOutput(last_hidden_state=hidden_states if tokens is None else tokens.pad(hidden_states))
 
 
 class ZhenDecoder(ZhenStack):
@@ -483,6 +540,10 @@ class ZhenDecoder(ZhenStack):
         hidden_states, position_embeddings = self.embed(
             input_ids, inputs_embeds, position_ids, seq_end=past_length + seq_len
         )
+        tokens = source_tokens = None
+        if past_key_values is None:
+            tokens = self.unpadded_batch(attention_mask, kwargs)
+            source_tokens = self.unpadded_batch(encoder_attention_mask, kwargs)
         self_attention_cache = getattr(past_key_values, "self_attention_cache", past_key_values)
         causal_mask = create_causal_mask(
             config=self.config,
@@ -497,6 +558,10 @@ class ZhenDecoder(ZhenStack):
             attention_mask=encoder_attention_mask,
             encoder_hidden_states=encoder_hidden_states,
         )
+        if tokens is not None:
+            hidden_states = tokens.unpad(hidden_states)
+        if source_tokens is not None:
+            encoder_hidden_states = source_tokens.unpad(encoder_hidden_states)
         for layer in self.layers:
             hidden_states = layer(
                 hidden_states,
@@ -506,10 +571,14 @@ class ZhenDecoder(ZhenStack):
                 position_embeddings=position_embeddings,
                 past_key_values=past_key_values,
                 use_cache=use_cache,
+                tokens=tokens,
+                source_tokens=source_tokens,
                 **kwargs,
             )
+        hidden_states = self.layer_norm(hidden_states)
         return BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=self.layer_norm(hidden_states), past_key_values=past_key_values
+            last_hidden_state=hidden_states if tokens is None else tokens.pad(hidden_states),
+            past_key_values=past_key_values,
         )
 
 
@@ -534,26 +603,33 @@ class ChunkedLinearCrossEntropy(torch.autograd.Function):
         dtype = torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else hidden.dtype
         with torch.autocast(device_type, enabled=False):
             inputs, targets, w = hidden[rows].to(dtype), labels[rows], weight.to(dtype)
-            vocab_size = w.shape[0]
+            n, vocab_size = len(rows), w.shape[0]
+            weight_sum = w.float().sum(0)
             grad_inputs = torch.empty_like(inputs)
             grad_weight = torch.zeros_like(weight, dtype=torch.float32)
+            buffer = inputs.new_empty((min(chunk_size, n), vocab_size), dtype=torch.float32)  # one chunk's logits
+            fp32 = dtype == torch.float32
             loss = torch.zeros((), dtype=torch.float32, device=hidden.device)
-            for start in range(0, len(rows), chunk_size):
+            for start in range(0, n, chunk_size):
                 x, y = inputs[start : start + chunk_size], targets[start : start + chunk_size]
-                logits = (x @ w.t()).float()
-                logsumexp = logits.logsumexp(-1)
+                logits = torch.mm(x, w.t(), out=buffer[: len(x)]) if fp32 else buffer[: len(x)].copy_(x @ w.t())
                 target_logits = logits.gather(1, y[:, None]).squeeze(1)
-                # -log p(y) smoothed towards the uniform distribution: (1-e)(lse - z_y) + e(lse - mean z)
-                loss += (logsumexp - (1 - label_smoothing) * target_logits).sum()
-                loss -= label_smoothing / vocab_size * logits.sum()
-                grad = logits.sub_(logsumexp[:, None]).exp_().sub_(label_smoothing / vocab_size)  # softmax - e/V
-                grad[torch.arange(len(y), device=y.device), y] -= 1 - label_smoothing
-                grad = grad.to(dtype)
-                grad_inputs[start : start + chunk_size] = grad @ w
-                if dtype == torch.float32:
-                    grad_weight.addmm_(grad.t(), x)
+                log_probs = torch.log_softmax(logits, 1, out=logits)
+                # smoothed -log p(y) = -(1-e) log p(y) - e mean(log p) = -log p(y) + e (z_y - mean z)
+                loss -= log_probs.gather(1, y[:, None]).sum()
+                loss += label_smoothing * (target_logits - x.float() @ weight_sum / vocab_size).sum()
+                probs, grad_rows = log_probs.exp_().to(dtype), grad_inputs[start : start + chunk_size]
+                if fp32:  # straight into the outputs: no (tokens, vocab) temporaries to allocate and page in
+                    torch.mm(probs, w, out=grad_rows)
+                    grad_weight.addmm_(probs.t(), x)
                 else:
-                    grad_weight += (grad.t() @ x).float()
+                    grad_rows.copy_(probs @ w)
+                    grad_weight += (probs.t() @ x).float()
+            # the rest of d loss / d logits = softmax - e/V - (1-e) onehot(y), applied without a (tokens, vocab) pass
+            smooth = label_smoothing / vocab_size
+            grad_inputs -= (smooth * weight_sum + (1 - label_smoothing) * w[targets].float()).to(dtype)
+            grad_weight -= smooth * inputs.float().sum(0)
+            grad_weight.index_add_(0, targets, inputs.float(), alpha=-(1 - label_smoothing))
         ctx.save_for_backward(rows, grad_inputs, grad_weight)
         ctx.hidden_shape, ctx.hidden_dtype, ctx.weight_dtype = hidden.shape, hidden.dtype, weight.dtype
         return loss
@@ -564,6 +640,12 @@ class ChunkedLinearCrossEntropy(torch.autograd.Function):
         grad_hidden = grad_inputs.new_zeros(ctx.hidden_shape, dtype=ctx.hidden_dtype)
         grad_hidden[rows] = (grad_inputs * grad_output).to(ctx.hidden_dtype)
         return grad_hidden, (grad_weight * grad_output).to(ctx.weight_dtype), None, None, None
+
+
+def labelled_prefix_mask(labels: torch.Tensor) -> torch.Tensor:
+    """1 up to and including each row's last labelled (not -100) position, 0 after it."""
+    positions = torch.arange(1, labels.shape[1] + 1, device=labels.device)
+    return (positions <= (positions * (labels != -100)).amax(1, keepdim=True)).long()
 
 
 def per_token(loss_sum: torch.Tensor, labels: torch.Tensor, num_items_in_batch=None) -> torch.Tensor:
@@ -680,7 +762,7 @@ class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
     `model.generate(**inputs, forced_bos_token_id=tokenizer.convert_tokens_to_ids("__zh__"))`, or simply
     `zhen.translate(...)`, which does it for you.
 
-    Setting `model.loss_chunk_size` (e.g. 1024 tokens) makes training forward passes with `labels` compute the loss
+    Setting `model.loss_chunk_size` (e.g. 512 tokens) makes training forward passes with `labels` compute the loss
     with [`ChunkedLinearCrossEntropy`]: the same loss and gradients without the full logits (about 1 GB less memory
     per 4k-token batch with a 32k vocabulary, and faster where the LM head is a large share of the work), so the
     output has `logits=None`. Evaluation and gradient-free passes are unaffected.
@@ -743,6 +825,9 @@ class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
             use_cache = False
             if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+            if decoder_attention_mask is None and self.training and self.skip_padding:
+                # Positions after a row's last label feed no loss and, being later, no earlier position: padding.
+                decoder_attention_mask = labelled_prefix_mask(labels)
         num_items_in_batch = kwargs.pop("num_items_in_batch", None)
         outputs: Seq2SeqModelOutput = self.model(
             input_ids,

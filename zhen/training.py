@@ -45,6 +45,9 @@ from .training_config import TrainingConfig
 
 
 logger = get_logger(__name__)
+# Rows of logits per chunk of the fused LM head + loss. On a 2-core Xeon, the loss of 3.5k tokens (d_model 512, 32k
+# vocabulary) takes 3.7-3.8 s at 256-512 rows and 4.8 s at 1024-2048: smaller chunks stay closer to the cache.
+LOSS_CHUNK_SIZE = 512
 
 CHECKPOINT_DIR, TOKENIZER_DIR, BEST_DIR, EXPORT_DIR, CACHE_DIR = "checkpoints", "tokenizer", "best", "model", "cache"
 
@@ -148,7 +151,7 @@ def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGenerati
         model_config._attn_implementation = config.attn_implementation
         model = ZhenForConditionalGeneration(model_config)
     model.config.label_smoothing = config.label_smoothing
-    model.loss_chunk_size = 1024  # training loss without materialising the logits; padding rows skipped
+    model.loss_chunk_size = LOSS_CHUNK_SIZE  # training loss without materialising the logits
     model.generation_config = generation_config_for(model.config, config.export_num_beams)
     if config.gradient_checkpointing:
         model.activation_checkpointing_enable()
