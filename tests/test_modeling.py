@@ -563,3 +563,24 @@ def test_presets_and_attribute_map():
     assert ZhenConfig(rope_theta=500.0).rope_parameters == {"rope_type": "default", "rope_theta": 500.0}
     with pytest.raises(ValueError, match="Unknown preset"):
         ZhenConfig.from_preset("huge")
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3])
+def test_cpu_dropout_drops_p_and_keeps_expectations(p):
+    """zhen's CPU dropout draws its mask from 15-bit integers: the drop rate must be p, kept values scaled so that the
+    expectation is unchanged, the gradient masked the same way, and the mask reproducible from the seed."""
+    from zhen.modeling_zhen import dropout
+
+    x = (torch.rand(400, 501) + 1).requires_grad_()
+    torch.manual_seed(0)
+    y = dropout(x, p, training=True)
+    kept = y != 0
+    assert abs((1 - kept.float().mean()).item() - p) < 0.005
+    rounded_p = round(p * 32768) / 32768
+    torch.testing.assert_close(y[kept], x[kept] / (1 - rounded_p))
+    assert abs((y.sum() / x.sum()).item() - 1) < 0.01
+    y.backward(torch.ones_like(y))
+    torch.testing.assert_close(x.grad, kept / (1 - rounded_p))
+    torch.manual_seed(0)
+    assert torch.equal(dropout(x, p, training=True) != 0, kept)
+    assert dropout(x, p, training=False) is x
