@@ -14,7 +14,8 @@ bf16 means `torch.autocast("cpu", torch.bfloat16)` around forward and loss, fp32
 Reported: target tokens/s, padding fraction, peak RSS, matmul FLOP/s (3 x forward matmuls on the padded batch) as a
 share of this machine's 2048^3 GEMM rate in the same precision, measured in the same run, and the ratio to Marian's
 best configuration of the same precision. Each system runs in its own process; `--rounds N` repeats the whole set
-and keeps each system's best round.
+and keeps each system's best round; `--repeat N` runs the measured batches N times within a worker and keeps each
+batch's fastest step.
 
     python benchmarks/bench_train.py                                  # tiny and base, fp32 and bf16
     python benchmarks/bench_train.py --sizes base --precisions fp32 --rounds 2
@@ -23,6 +24,7 @@ and keeps each system's best round.
 """
 
 import json
+import math
 import os
 import random
 import sys
@@ -119,12 +121,18 @@ def worker(job: dict) -> dict:
     if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
         for batch in on_device:
             step(batch)
-    synchronize(device)
-    start = time.perf_counter()
-    losses = [step(batch) for batch in on_device]
-    synchronize(device)
-    seconds = time.perf_counter() - start
-    losses = [float(loss) for loss in losses]
+    # Each measured batch runs `repeat` times (passes over all of them); its fastest run counts, as timeit's best of
+    # N, so that a machine shared with other jobs slows the figures less.
+    best = [math.inf] * len(on_device)
+    for _ in range(job.get("repeat", 1)):
+        for i, batch in enumerate(on_device):
+            synchronize(device)
+            start = time.perf_counter()
+            loss = step(batch)
+            synchronize(device)
+            best[i] = min(best[i], time.perf_counter() - start)
+    seconds = sum(best)
+    losses = [float(loss)]
     stats = [batch_stats(b) for b in measured]
     return dict(
         job,
@@ -145,7 +153,7 @@ def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> li
             job = dict(
                 system=system, size=size, max_tokens=max_tokens, steps=args.steps, warmup=args.warmup,
                 optimizer=args.optimizer, loss_chunk_size=args.loss_chunk_size, threads=args.threads,
-                device=args.device,
+                device=args.device, repeat=args.repeat,
             )  # fmt: skip
             result = run_worker(__file__, job)
             if "error" in result or system not in best or result["seconds"] < best[system].get("seconds", 1e18):
@@ -178,6 +186,7 @@ def main(argv=None):
     parser.add_argument("--scaling", help="comma-separated token budgets: step time against batch tokens instead")
     parser.add_argument("--steps", type=int, default=3, help="measured steps per system")
     parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=1, help="run the measured batches N times, keep each one's best")
     parser.add_argument("--optimizer", default="fused", choices=["fused", "foreach"], help="AdamW kernel, all systems")
     parser.add_argument("--loss-chunk-size", type=int, default=LOSS_CHUNK_SIZE, help="zhen's fused loss chunk (tokens)")
     args = parser.parse_args(argv)
