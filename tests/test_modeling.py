@@ -512,6 +512,18 @@ def test_chunked_loss_is_off_in_eval_and_without_gradients():
         assert model.train()(input_ids=input_ids, attention_mask=attention_mask, labels=labels).logits is not None
 
 
+def test_chunked_loss_refuses_a_second_backward_clearly():
+    """The fused loss scales its precomputed gradients in place; backpropagating it twice must say so and how to
+    avoid it, not fail on a modified saved tensor or return wrong gradients."""
+    model = tiny_model().train()
+    model.loss_chunk_size = 4
+    input_ids, attention_mask, labels = padded_batch()
+    loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="loss_chunk_size = None"):
+        loss.backward()
+
+
 # --- config --------------------------------------------------------------------------------------------------------
 
 
@@ -584,3 +596,12 @@ def test_cpu_dropout_drops_p_and_keeps_expectations(p):
     torch.manual_seed(0)
     assert torch.equal(dropout(x, p, training=True) != 0, kept)
     assert dropout(x, p, training=False) is x
+    # with a residual: the same mask, the residual added in the same pass and its gradient passed through
+    residual, x.grad = torch.randn(400, 501, requires_grad=True), None
+    torch.manual_seed(0)
+    out = dropout(x, p, training=True, residual=residual)
+    torch.testing.assert_close(out, residual + y)
+    out.backward(torch.ones_like(out))
+    torch.testing.assert_close(x.grad, kept / (1 - rounded_p))
+    assert torch.equal(residual.grad, torch.ones_like(residual))
+    torch.testing.assert_close(dropout(x, p, training=False, residual=residual), residual + x)

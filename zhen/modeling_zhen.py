@@ -114,31 +114,35 @@ def apply_rotary_pos_emb(q, k, cos, sin, unsqueeze_dim: int = 1):
 # --------------------------------------------------------------------------------------------------------------
 
 
-def dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
-    """`nn.functional.dropout`; on CPU through [`CpuDropout`], which costs half as much."""
+def dropout(x: torch.Tensor, p: float, training: bool, residual: torch.Tensor | None = None) -> torch.Tensor:
+    """`nn.functional.dropout(x)`, plus `residual` when given; on CPU through [`CpuDropout`], at half the cost."""
     if training and x.device.type == "cpu" and 0 < round(p * 32768) < 32768:
-        return CpuDropout.apply(x, p)
-    return nn.functional.dropout(x, p=p, training=training)
+        return CpuDropout.apply(x, p, residual)
+    x = nn.functional.dropout(x, p=p, training=training)
+    return x if residual is None else residual + x
 
 
 class CpuDropout(torch.autograd.Function):
     """Dropout whose keep-mask comes from 15-bit random integers, two per 32-bit draw, where `bernoulli_` draws a float
     per element: on CPU the random numbers are most of dropout's cost. `p` is rounded to a multiple of 1/32768 (fused
-    GPU kernels round it to 1/256) and kept values are scaled by 1 / (1 - rounded p), so expectations are unchanged."""
+    GPU kernels round it to 1/256) and kept values are scaled by 1 / (1 - rounded p), so expectations are unchanged.
+    An optional residual is added in the same pass."""
 
     @staticmethod
-    def forward(ctx, x: torch.Tensor, p: float) -> torch.Tensor:
+    def forward(ctx, x: torch.Tensor, p: float, residual: torch.Tensor | None = None) -> torch.Tensor:
         threshold = round(p * 32768)
         draws = torch.empty((x.numel() + 1) // 2, dtype=torch.int32).random_()  # uniform on [0, 2**31)
         keep = draws.view(torch.int16)[: x.numel()].view(x.shape).bitwise_and(0x7FFF) >= threshold
         ctx.scale = 32768 / (32768 - threshold)
         ctx.save_for_backward(keep)
-        return x.mul(keep).mul_(ctx.scale)
+        kept = torch.where(keep, x, 0)
+        return kept.mul_(ctx.scale) if residual is None else residual.add(kept, alpha=ctx.scale)
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         (keep,) = ctx.saved_tensors
-        return grad_output.mul(keep).mul_(ctx.scale), None
+        grad_residual = grad_output if ctx.needs_input_grad[2] else None
+        return torch.where(keep, grad_output, 0).mul_(ctx.scale), None, grad_residual
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -154,6 +158,7 @@ class UnpaddedBatch:
     def __init__(self, keep: torch.Tensor):
         self.batch_size, self.seq_len = keep.shape
         self.indices = keep.flatten().nonzero().squeeze(1)
+        self.padding = keep.flatten().logical_not().nonzero().squeeze(1)
 
     def unpad(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, seq, ...) -> (tokens, ...)"""
@@ -161,7 +166,8 @@ class UnpaddedBatch:
 
     def pad(self, x: torch.Tensor) -> torch.Tensor:
         """(tokens, ...) -> (batch, seq, ...), zeros at the padding."""
-        padded = x.new_zeros(self.batch_size * self.seq_len, *x.shape[1:]).index_copy(0, self.indices, x)
+        padded = x.new_empty(self.batch_size * self.seq_len, *x.shape[1:]).index_fill_(0, self.padding, 0)
+        padded.index_copy_(0, self.indices, x)  # one pass over the padded tensor, where zeros + index_copy take two
         return padded.unflatten(0, (self.batch_size, self.seq_len))
 
 
@@ -302,7 +308,7 @@ class ZhenLayer(GradientCheckpointingLayer):
 
     def residual(self, norm: nn.LayerNorm, sublayer: Callable, hidden_states: torch.Tensor) -> torch.Tensor:
         out = sublayer(norm(hidden_states) if self.normalize_before else hidden_states)
-        out = hidden_states + dropout(out, self.dropout, self.training)
+        out = dropout(out, self.dropout, self.training, residual=hidden_states)
         return out if self.normalize_before else norm(out)
 
 
@@ -666,14 +672,22 @@ class ChunkedLinearCrossEntropy(torch.autograd.Function):
             grad_weight.index_add_(0, targets, inputs.float(), alpha=-(1 - label_smoothing))
         ctx.save_for_backward(rows, grad_inputs, grad_weight)
         ctx.hidden_shape, ctx.hidden_dtype, ctx.weight_dtype = hidden.shape, hidden.dtype, weight.dtype
+        ctx.used = False
         return loss
 
     @staticmethod
     def backward(ctx, grad_output):
+        if ctx.used:
+            raise RuntimeError(
+                "The fused loss (ZhenForConditionalGeneration.loss_chunk_size) scales its precomputed gradients in "
+                "place, so it cannot be backpropagated twice (retain_graph=True); set model.loss_chunk_size = None."
+            )
+        ctx.used = True
         rows, grad_inputs, grad_weight = ctx.saved_tensors
         grad_hidden = grad_inputs.new_zeros(ctx.hidden_shape, dtype=ctx.hidden_dtype)
         grad_hidden[rows] = (grad_inputs * grad_output).to(ctx.hidden_dtype)
-        return grad_hidden, (grad_weight * grad_output).to(ctx.weight_dtype), None, None, None
+        # in place: a second (vocab, d_model) gradient would cost a pass and, at 32k x 512, 64 MiB of fresh pages
+        return grad_hidden, grad_weight.mul_(grad_output).to(ctx.weight_dtype), None, None, None
 
 
 def labelled_prefix_mask(labels: torch.Tensor) -> torch.Tensor:
