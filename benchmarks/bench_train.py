@@ -15,10 +15,12 @@ Reported: target tokens/s, padding fraction, peak RSS, matmul FLOP/s (3 x forwar
 share of this machine's 2048^3 GEMM rate in the same precision, measured in the same run, and the ratio to Marian's
 best configuration of the same precision. Each system runs in its own process; `--rounds N` repeats the whole set
 and keeps each system's best round; `--repeat N` runs the measured batches N times within a worker and keeps each
-batch's fastest step.
+batch's fastest step. `--interleave` runs all systems in one process instead, taking turns on every batch (the order
+rotating), so that the speed drift of a shared machine reaches every system alike; peak memory is then not reported.
 
     python benchmarks/bench_train.py                                  # tiny and base, fp32 and bf16
     python benchmarks/bench_train.py --sizes base --precisions fp32 --rounds 2
+    python benchmarks/bench_train.py --sizes base --precisions fp32 --interleave --repeat 2   # paired turns
     python benchmarks/bench_train.py --scaling 1024,2048,4096,8192 --sizes base --precisions fp32 \\
         --systems marian-sdpa-fp32,zhen-prenorm-fp32                  # step time against batch tokens
 """
@@ -108,54 +110,75 @@ def make_batches(size: str, max_tokens: int, count: int, seed: int = 0) -> list[
     return batches[:count]
 
 
-def worker(job: dict) -> dict:
+def worker(job: dict) -> dict | list[dict]:
+    """One system (`job["system"]`), or with `job["systems"]` all of them in this process taking turns step by step."""
     warnings.simplefilter("ignore")
     torch.set_num_threads(job["threads"])
     device = job.get("device", "cpu")
+    systems = job.get("systems") or [job["system"]]
     batches = make_batches(job["size"], job["max_tokens"], job["warmup"] + job["steps"])
-    step = build_step(job["system"], job["size"], job["optimizer"], job["loss_chunk_size"], device)
-    for batch in batches[: job["warmup"]]:
-        step(to_device(batch, device))
+    steps = {s: build_step(s, job["size"], job["optimizer"], job["loss_chunk_size"], device) for s in systems}
     measured = batches[job["warmup"] :]
+    best, last_loss = best_step_times(steps, batches[: job["warmup"]], measured, job.get("repeat", 1), device)
+    stats = [batch_stats(b) for b in measured]
+    results = [
+        dict(
+            {k: v for k, v in job.items() if k != "systems"},
+            system=system,
+            seconds=sum(best[system]),
+            step_s=sum(best[system]) / len(measured),
+            tgt_tokens=sum(s["tgt_tokens"] for s in stats),
+            padding=sum(s["padding"] * s["padded_tokens"] for s in stats) / sum(s["padded_tokens"] for s in stats),
+            flops=sum(train_flops(job["size"], b) for b in measured),
+            rss_mib=None if len(systems) > 1 else peak_memory_mib(device),  # one process: no per-system peak
+            last_loss=last_loss[system],
+        )
+        for system in systems
+    ]
+    return results if "systems" in job else results[0]
+
+
+def best_step_times(steps: dict, warmup: list[dict], measured: list[dict], repeat: int, device: str):
+    """Each system's fastest time for each measured batch over `repeat` passes (timeit's best of N, so that a machine
+    shared with other jobs slows the figures less). With several systems they take turns on every batch, the order
+    rotating, so that the machine's drift over minutes reaches them alike. Returns the times and each last loss."""
+    for step in steps.values():
+        for batch in warmup:
+            step(to_device(batch, device))
     on_device = [to_device(batch, device) for batch in measured]
     if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
-        for batch in on_device:
-            step(batch)
-    # Each measured batch runs `repeat` times (passes over all of them); its fastest run counts, as timeit's best of
-    # N, so that a machine shared with other jobs slows the figures less.
-    best = [math.inf] * len(on_device)
-    for _ in range(job.get("repeat", 1)):
+        for step in steps.values():
+            for batch in on_device:
+                step(batch)
+    names = list(steps)
+    best, last_loss = {name: [math.inf] * len(on_device) for name in names}, {}
+    for turn in range(repeat):
         for i, batch in enumerate(on_device):
-            synchronize(device)
-            start = time.perf_counter()
-            loss = step(batch)
-            synchronize(device)
-            best[i] = min(best[i], time.perf_counter() - start)
-    seconds = sum(best)
-    losses = [float(loss)]
-    stats = [batch_stats(b) for b in measured]
-    return dict(
-        job,
-        seconds=seconds,
-        step_s=seconds / len(measured),
-        tgt_tokens=sum(s["tgt_tokens"] for s in stats),
-        padding=sum(s["padding"] * s["padded_tokens"] for s in stats) / sum(s["padded_tokens"] for s in stats),
-        flops=sum(train_flops(job["size"], b) for b in measured),
-        rss_mib=peak_memory_mib(device),
-        last_loss=losses[-1],
-    )
+            shift = (turn + i) % len(names)
+            for name in names[shift:] + names[:shift]:
+                synchronize(device)
+                start = time.perf_counter()
+                loss = steps[name](batch)
+                synchronize(device)
+                best[name][i] = min(best[name][i], time.perf_counter() - start)
+                last_loss[name] = float(loss)
+    return best, last_loss
 
 
 def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> list[dict]:
     best: dict[str, dict] = {}
+    job = dict(
+        size=size, max_tokens=max_tokens, steps=args.steps, warmup=args.warmup, optimizer=args.optimizer,
+        loss_chunk_size=args.loss_chunk_size, threads=args.threads, device=args.device, repeat=args.repeat,
+    )  # fmt: skip
     for _ in range(args.rounds):
-        for system in systems:
-            job = dict(
-                system=system, size=size, max_tokens=max_tokens, steps=args.steps, warmup=args.warmup,
-                optimizer=args.optimizer, loss_chunk_size=args.loss_chunk_size, threads=args.threads,
-                device=args.device, repeat=args.repeat,
-            )  # fmt: skip
-            result = run_worker(__file__, job)
+        if args.interleave:
+            results = run_worker(__file__, dict(job, systems=systems))
+            results = results if isinstance(results, list) else [dict(results, system=s) for s in systems]
+        else:
+            results = [run_worker(__file__, dict(job, system=system)) for system in systems]
+        for result in results:
+            system = result["system"]
             if "error" in result or system not in best or result["seconds"] < best[system].get("seconds", 1e18):
                 best[system] = result
     rows = [best[s] for s in systems]
@@ -187,6 +210,10 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=3, help="measured steps per system")
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1, help="run the measured batches N times, keep each one's best")
+    parser.add_argument(
+        "--interleave", action="store_true", help="all systems in one process, taking turns step by step (no per-system"
+        " peak memory): the ratios then do not depend on how the machine's speed drifts between systems' turns",
+    )  # fmt: skip
     parser.add_argument("--optimizer", default="fused", choices=["fused", "foreach"], help="AdamW kernel, all systems")
     parser.add_argument("--loss-chunk-size", type=int, default=LOSS_CHUNK_SIZE, help="zhen's fused loss chunk (tokens)")
     args = parser.parse_args(argv)
