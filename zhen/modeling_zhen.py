@@ -157,8 +157,8 @@ class UnpaddedBatch:
 
     def __init__(self, keep: torch.Tensor):
         self.batch_size, self.seq_len = keep.shape
-        self.indices = keep.flatten().nonzero().squeeze(1)
-        self.padding = keep.flatten().logical_not().nonzero().squeeze(1)
+        keep = keep.flatten()
+        self.indices, self.padding = keep.nonzero().squeeze(1), keep.logical_not().nonzero().squeeze(1)
 
     def unpad(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, seq, ...) -> (tokens, ...)"""
