@@ -19,7 +19,7 @@ from zhen.tokenizer_training import train_tokenizer
 torch.set_num_threads(1)
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-TINY_TRAINING_STEPS = 60
+TINY_TRAINING_STEPS = 80
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,9 @@ import torch
 from safetensors import safe_open
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, ZhenModel
+from zhen import ZhenConfig, ZhenForConditionalGeneration, ZhenModel, modeling_zhen
 from zhen.modeling_zhen import (
+    ZhenAttention,
     ZhenPreTrainedModel,
     ZhenRotaryEmbedding,
     ZhenSinusoidalPositionalEmbedding,
@@ -433,15 +434,25 @@ def test_num_items_in_batch_makes_accumulated_gradients_equal_the_full_batch():
 
 
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
-@pytest.mark.parametrize("loss_chunk_size", [None, 4])
+@pytest.mark.parametrize("loss_chunk_size,attention_groups", [(None, 1), (4, 3)])
 def test_training_skips_padding_with_the_same_loss_and_gradients(
-    monkeypatch, position_embedding_type, normalize_before, loss_chunk_size
+    monkeypatch, position_embedding_type, normalize_before, loss_chunk_size, attention_groups
 ):
     """Training passes run projections, feed-forward layers and norms on real tokens only: source padding, and target
-    positions after a row's last label (a -100 inside a row is kept). Loss and gradients must equal the padded
-    layout's, and the layers must really see fewer rows."""
+    positions after a row's last label (a -100 inside a row is kept); attention runs per group of rows of similar
+    source length, each padded to its longest row only. Loss and gradients must equal the padded layout's, and the
+    layers must really see fewer rows."""
     input_ids, attention_mask, _ = padded_batch()
     labels = torch.tensor([[ZH, 20, 21, EOS, -100], [ZH, 22, EOS, -100, -100], [ZH, -100, 24, EOS, -100]])
+    monkeypatch.setattr(modeling_zhen, "MIN_GROUP_ROWS", 1)
+    monkeypatch.setattr(ZhenPreTrainedModel, "attention_groups", attention_groups)
+    widths_seen, attend = [], ZhenAttention._attend
+
+    def recording_attend(self, query, key, *args, **kwargs):
+        widths_seen.append(key.shape[2])
+        return attend(self, query, key, *args, **kwargs)
+
+    monkeypatch.setattr(ZhenAttention, "_attend", recording_attend)
     rows_seen = {}
 
     def run(skip_padding):
@@ -460,12 +471,34 @@ def test_training_skips_padding_with_the_same_loss_and_gradients(
 
     padded_loss, padded_grads = run(False)
     assert rows_seen == {"encoder": (3, 6, 64), "decoder": (3, 5, 64)}
+    widths_seen.clear()
     loss, grads = run(True)
     assert rows_seen == {"encoder": (6 + 4 + 3, 64), "decoder": (4 + 3 + 4, 64)}
+    # encoder self-attention keys: the source rows, sorted by length (3, 4, 6); grouped: each group its own width
+    assert widths_seen[0:attention_groups] == ([6] if attention_groups == 1 else [3, 4, 6])
     torch.testing.assert_close(loss, padded_loss)
     assert grads.keys() == padded_grads.keys()
     for name in grads:
         torch.testing.assert_close(grads[name], padded_grads[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+def test_attention_groups_handle_a_row_without_labels(monkeypatch):
+    """A row whose labels are all -100 has no decoder tokens at all; alone in its attention group it is skipped."""
+    monkeypatch.setattr(modeling_zhen, "MIN_GROUP_ROWS", 1)
+    monkeypatch.setattr(ZhenPreTrainedModel, "attention_groups", 3)
+    input_ids, attention_mask, labels = padded_batch()
+    labels[2] = -100  # the shortest source: a group of its own
+
+    def loss_and_gradient(skip_padding):
+        monkeypatch.setattr(ZhenPreTrainedModel, "skip_padding", skip_padding)
+        model = tiny_model(seed=5, dropout=0.0).train()
+        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+        loss.backward()
+        return loss, model.model.encoder.layers[0].self_attn.qkv_proj.weight.grad
+
+    padded, unpadded = loss_and_gradient(False), loss_and_gradient(True)
+    torch.testing.assert_close(unpadded[0], padded[0])
+    torch.testing.assert_close(unpadded[1], padded[1], rtol=1e-4, atol=1e-6)
 
 
 def test_skipping_padding_keeps_padded_outputs():
@@ -588,6 +621,8 @@ def test_cpu_dropout_drops_p_and_keeps_expectations(p):
     y = dropout(x, p, training=True)
     kept = y != 0
     assert abs((1 - kept.float().mean()).item() - p) < 0.005
+    for lane in range(4):  # four 15-bit draws per 64-bit integer: each must drop at rate p
+        assert abs((1 - kept.flatten()[lane::4].float().mean()).item() - p) < 0.008
     rounded_p = round(p * 32768) / 32768
     torch.testing.assert_close(y[kept], x[kept] / (1 - rounded_p))
     assert abs((y.sum() / x.sum()).item() - 1) < 0.01
@@ -605,3 +640,9 @@ def test_cpu_dropout_drops_p_and_keeps_expectations(p):
     torch.testing.assert_close(x.grad, kept / (1 - rounded_p))
     assert torch.equal(residual.grad, torch.ones_like(residual))
     torch.testing.assert_close(dropout(x, p, training=False, residual=residual), residual + x)
+    # bfloat16 keeps the exact float32 scale (a bfloat16 mask would round it)
+    x16 = x.detach().bfloat16()
+    torch.manual_seed(0)
+    y16 = dropout(x16, p, training=True)
+    assert torch.equal(y16 != 0, kept)
+    torch.testing.assert_close(y16[kept], (x16[kept].float() / (1 - rounded_p)).bfloat16())

@@ -123,26 +123,30 @@ def dropout(x: torch.Tensor, p: float, training: bool, residual: torch.Tensor | 
 
 
 class CpuDropout(torch.autograd.Function):
-    """Dropout whose keep-mask comes from 15-bit random integers, two per 32-bit draw, where `bernoulli_` draws a float
+    """Dropout whose keep-mask comes from 15-bit random integers, four per 64-bit draw, where `bernoulli_` draws a float
     per element: on CPU the random numbers are most of dropout's cost. `p` is rounded to a multiple of 1/32768 (fused
     GPU kernels round it to 1/256) and kept values are scaled by 1 / (1 - rounded p), so expectations are unchanged.
-    An optional residual is added in the same pass."""
+    An optional residual is added in the same pass. The mask is saved as booleans and widened to the input's dtype
+    when used: a saved float mask would save a pass but cost four times the fresh memory, which costs more here."""
 
     @staticmethod
     def forward(ctx, x: torch.Tensor, p: float, residual: torch.Tensor | None = None) -> torch.Tensor:
         threshold = round(p * 32768)
-        draws = torch.empty((x.numel() + 1) // 2, dtype=torch.int32).random_()  # uniform on [0, 2**31)
-        keep = draws.view(torch.int16)[: x.numel()].view(x.shape).bitwise_and(0x7FFF) >= threshold
         ctx.scale = 32768 / (32768 - threshold)
+        draws = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_()  # uniform on [0, 2**63)
+        bits = draws.bitwise_and_(0x7FFF_7FFF_7FFF_7FFF).view(torch.int16)[: x.numel()].view(x.shape)
+        keep = bits >= threshold
         ctx.save_for_backward(keep)
-        kept = torch.where(keep, x, 0)
-        return kept.mul_(ctx.scale) if residual is None else residual.add(kept, alpha=ctx.scale)
+        mask = keep.to(x.dtype)  # multiplying by it beats torch.where on a boolean mask
+        if residual is None:
+            return mask.mul_(x).mul_(ctx.scale)
+        return torch.addcmul(residual, x, mask, value=ctx.scale)
 
     @staticmethod
     def backward(ctx, grad_output: torch.Tensor):
         (keep,) = ctx.saved_tensors
-        grad_residual = grad_output if ctx.needs_input_grad[2] else None
-        return torch.where(keep, grad_output, 0).mul_(ctx.scale), None, grad_residual
+        grad = keep.to(grad_output.dtype).mul_(grad_output).mul_(ctx.scale)
+        return grad, None, grad_output if ctx.needs_input_grad[2] else None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -150,15 +154,58 @@ class CpuDropout(torch.autograd.Function):
 # --------------------------------------------------------------------------------------------------------------
 
 
+MIN_GROUP_ROWS = 8  # fewer rows per attention group cost more in calls than they save in padding
+
+
+def _extent(keep: torch.Tensor) -> torch.Tensor:
+    """One past the last real position of each row of a (batch, seq) keep-mask; 0 for an empty row."""
+    return (keep * torch.arange(1, keep.shape[1] + 1, device=keep.device)).amax(1)
+
+
+def length_groups(keep: torch.Tensor, max_groups: int) -> list[torch.Tensor]:
+    """Row indices of a (batch, seq) keep-mask sorted by length and cut into at most `max_groups` groups of equal size
+    (of at least `MIN_GROUP_ROWS` rows); neighbouring groups of the same width are merged."""
+    extent = _extent(keep)
+    order = extent.argsort(stable=True)
+    groups = []
+    for rows in order.tensor_split(max(1, min(max_groups, len(order) // MIN_GROUP_ROWS))):
+        if groups and extent[rows[-1]] == extent[groups[-1][-1]]:
+            groups[-1] = torch.cat([groups[-1], rows])
+        else:
+            groups.append(rows)
+    return groups
+
+
+def _scatter_rows(x: torch.Tensor, slots: torch.Tensor, padding: torch.Tensor, total: int) -> torch.Tensor:
+    """The rows of `x` at `slots` of a new (total, ...) tensor, zeros at `padding`: one pass, where zeros + index_copy
+    take two."""
+    return x.new_empty(total, *x.shape[1:]).index_fill_(0, padding, 0).index_copy_(0, slots, x)
+
+
 class UnpaddedBatch:
     """The real tokens of a padded `(batch, seq)` batch. Training passes keep hidden states as `(tokens, d_model)` rows
-    of real tokens only, so that projections, feed-forward layers, norms and dropout do no work on padding; attention
-    alone needs the `(batch, seq)` layout, and gets it with `pad` before and `unpad` after."""
+    of real tokens only, so that projections, feed-forward layers, norms and dropout do no work on padding.
 
-    def __init__(self, keep: torch.Tensor):
+    Attention alone needs a padded layout. It gets one per group of rows (`row_groups`, from [`length_groups`]), each
+    only as wide as its longest row, so that short sentences do not pay for the attention of the longest; tokens are
+    ordered group by group. The decoder uses the encoder's `row_groups`, so that a group's queries and its keys come
+    from the same sentences."""
+
+    def __init__(self, keep: torch.Tensor, row_groups: list[torch.Tensor]):
         self.batch_size, self.seq_len = keep.shape
-        keep = keep.flatten()
-        self.indices, self.padding = keep.nonzero().squeeze(1), keep.logical_not().nonzero().squeeze(1)
+        self.row_groups = row_groups
+        extent, columns = _extent(keep), torch.arange(self.seq_len, device=keep.device)
+        self.widths, self.slots, self.padding_slots, indices = [], [], [], []
+        for rows in row_groups:
+            width = int(extent[rows].max())
+            group_keep = keep[rows, :width].flatten()
+            self.widths.append(width)
+            self.slots.append(group_keep.nonzero().squeeze(1))
+            self.padding_slots.append(group_keep.logical_not().nonzero().squeeze(1))
+            indices.append((rows[:, None] * self.seq_len + columns[:width]).flatten()[self.slots[-1]])
+        self.indices = torch.cat(indices)
+        self.padding = keep.flatten().logical_not().nonzero().squeeze(1)
+        self.sizes = [len(slots) for slots in self.slots]
 
     def unpad(self, x: torch.Tensor) -> torch.Tensor:
         """(batch, seq, ...) -> (tokens, ...)"""
@@ -166,9 +213,55 @@ class UnpaddedBatch:
 
     def pad(self, x: torch.Tensor) -> torch.Tensor:
         """(tokens, ...) -> (batch, seq, ...), zeros at the padding."""
-        padded = x.new_empty(self.batch_size * self.seq_len, *x.shape[1:]).index_fill_(0, self.padding, 0)
-        padded.index_copy_(0, self.indices, x)  # one pass over the padded tensor, where zeros + index_copy take two
+        padded = _scatter_rows(x, self.indices, self.padding, self.batch_size * self.seq_len)
         return padded.unflatten(0, (self.batch_size, self.seq_len))
+
+    def pad_groups(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """(tokens, ...) -> one (rows, width, ...) tensor per group, zeros at the padding."""
+        return PadGroups.apply(x, self)
+
+    def unpad_groups(self, groups: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        """One (rows, width, ...) tensor per group -> (tokens, ...)."""
+        return UnpadGroups.apply(self, *groups)
+
+    def group_rows(self, x: torch.Tensor | None, group: int) -> torch.Tensor | None:
+        """A group's rows of a (batch, ...) tensor such as a mask; a leading dimension of 1 broadcasts and stays."""
+        return x if x is None or x.shape[0] == 1 else x.index_select(0, self.row_groups[group])
+
+    def _pad_groups(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        groups = zip(x.split(self.sizes), self.row_groups, self.widths, self.slots, self.padding_slots)
+        return tuple(
+            _scatter_rows(part, slots, padding, len(rows) * width).unflatten(0, (len(rows), width))
+            for part, rows, width, slots, padding in groups
+        )
+
+    def _unpad_groups(self, groups: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        out = groups[0].new_empty(sum(self.sizes), *groups[0].shape[2:])
+        for group, slots, part in zip(groups, self.slots, out.split(self.sizes)):
+            torch.index_select(group.flatten(0, 1), 0, slots, out=part)  # straight into place: no cat afterwards
+        return out
+
+
+class PadGroups(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, batch: UnpaddedBatch):
+        ctx.batch = batch
+        return batch._pad_groups(x)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return ctx.batch._unpad_groups(grads), None
+
+
+class UnpadGroups(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, batch: UnpaddedBatch, *groups: torch.Tensor):
+        ctx.batch = batch
+        return batch._unpad_groups(groups)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, *ctx.batch._pad_groups(grad)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -235,17 +328,24 @@ class ZhenAttention(nn.Module):
         **kwargs: Unpack[TransformersKwargs],
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """`tokens` (`source_tokens`): `hidden_states` (`key_value_states`) are the real-token rows of that batch."""
+        if tokens is not None:
+            return self._forward_by_groups(
+                hidden_states, key_value_states, attention_mask, position_embeddings, tokens, source_tokens, **kwargs
+            )
         if self.is_cross_attention:
-            (query,) = self._split_heads(self._padded(self.q_proj(hidden_states), tokens), 1)
+            (query,) = self._split_heads(self.q_proj(hidden_states), 1)
             key, value = self._cross_attention_kv(key_value_states, past_key_values, source_tokens)
         else:
-            query, key, value = self._split_heads(self._padded(self.qkv_proj(hidden_states), tokens), 3)
+            query, key, value = self._split_heads(self.qkv_proj(hidden_states), 3)
             if position_embeddings is not None:
                 query, key = apply_rotary_pos_emb(query, key, *position_embeddings)
             if past_key_values is not None:
                 cache = getattr(past_key_values, "self_attention_cache", past_key_values)
                 key, value = cache.update(key, value, self.layer_idx)
+        attn_output, attn_weights = self._attend(query, key, value, attention_mask, **kwargs)
+        return self.out_proj(attn_output), attn_weights
 
+    def _attend(self, query, key, value, attention_mask, **kwargs) -> tuple[torch.Tensor, torch.Tensor | None]:
         attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
             self.config._attn_implementation, eager_attention_forward
         )
@@ -259,20 +359,42 @@ class ZhenAttention(nn.Module):
             scaling=self.scaling,
             **kwargs,
         )
-        attn_output = attn_output.reshape(*attn_output.shape[:2], -1)
-        if tokens is not None:
-            attn_output = tokens.unpad(attn_output)
-        return self.out_proj(attn_output), attn_weights
+        return attn_output.reshape(*attn_output.shape[:2], -1), attn_weights
 
-    @staticmethod
-    def _padded(x: torch.Tensor, tokens: UnpaddedBatch | None) -> torch.Tensor:
-        return x if tokens is None else tokens.pad(x)
+    def _forward_by_groups(
+        self, hidden_states, key_value_states, attention_mask, position_embeddings, tokens, source_tokens, **kwargs
+    ):
+        """Attention over real-token rows, one group of similar-length sentences at a time (see [`UnpaddedBatch`])."""
+        if self.is_cross_attention:
+            queries, key_batch = tokens.pad_groups(self.q_proj(hidden_states)), source_tokens
+            keys_values = source_tokens.pad_groups(self.kv_proj(key_value_states))
+        else:
+            queries, key_batch = tokens.pad_groups(self.qkv_proj(hidden_states)), tokens
+        outputs = []
+        for group, projected in enumerate(queries):
+            width, key_width = tokens.widths[group], key_batch.widths[group]
+            if width == 0:  # no real token in these rows
+                outputs.append(projected.new_empty(*projected.shape[:2], self.config.d_model))
+                continue
+            if self.is_cross_attention:
+                (query,), (key, value) = self._split_heads(projected, 1), self._split_heads(keys_values[group], 2)
+            else:
+                query, key, value = self._split_heads(projected, 3)
+                if position_embeddings is not None:
+                    cos, sin = (tokens.group_rows(table, group)[:, :width] for table in position_embeddings)
+                    query, key = apply_rotary_pos_emb(query, key, cos, sin)
+            mask = tokens.group_rows(attention_mask, group)
+            if mask is not None:
+                mask = mask[..., :width, :key_width]
+            outputs.append(self._attend(query, key, value, mask, **kwargs)[0])
+        return self.out_proj(tokens.unpad_groups(tuple(outputs))), None
 
     def _cross_attention_kv(self, encoder_hidden_states, past_key_values, source_tokens=None):
         if past_key_values is not None and past_key_values.is_updated.get(self.layer_idx):
             layer = past_key_values.cross_attention_cache.layers[self.layer_idx]
             return layer.keys, layer.values
-        key, value = self._split_heads(self._padded(self.kv_proj(encoder_hidden_states), source_tokens), 2)
+        key_value = self.kv_proj(encoder_hidden_states)
+        key, value = self._split_heads(key_value if source_tokens is None else source_tokens.pad(key_value), 2)
         if past_key_values is not None:
             key, value = past_key_values.cross_attention_cache.update(key, value, self.layer_idx)
             past_key_values.is_updated[self.layer_idx] = True
@@ -290,10 +412,13 @@ class ZhenFeedForward(nn.Module):
         self.fc1 = nn.Linear(config.d_model, ffn_dim)
         self.fc2 = nn.Linear(ffn_dim, config.d_model)
         self.activation_fn = ACT2FN[config.activation_function]
+        self.relu = config.activation_function == "relu"
         self.activation_dropout = config.activation_dropout
 
     def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        hidden_states = self.activation_fn(self.fc1(hidden_states))
+        hidden_states = self.fc1(hidden_states)
+        # in place where it can be: the product is not needed again, and a fresh tensor costs fresh pages
+        hidden_states = hidden_states.relu_() if self.relu else self.activation_fn(hidden_states)
         hidden_states = dropout(hidden_states, self.activation_dropout, self.training)
         return self.fc2(hidden_states)
 
@@ -412,6 +537,8 @@ class ZhenPreTrainedModel(PreTrainedModel):
     # work. `ZhenPreTrainedModel.skip_padding = False` keeps the padded layout (e.g. for torch.compile, which would
     # otherwise see a new shape every batch).
     skip_padding: bool = True
+    # and attention then runs on up to this many groups of sentences of similar length, each padded only to its longest
+    attention_groups: int = 4
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module):
@@ -479,15 +606,19 @@ class ZhenStack(ZhenPreTrainedModel):
         hidden_states = dropout(hidden_states, self.dropout, self.training)
         return hidden_states, position_embeddings
 
-    def unpadded_batch(self, attention_mask: torch.Tensor | None, kwargs: dict) -> UnpaddedBatch | None:
+    def unpadded_batch(self, attention_mask, kwargs: dict, source_mask=None) -> UnpaddedBatch | None:
         """The real tokens to which a training pass can restrict its token-wise work, or None to keep the padded layout:
-        outside training, with nothing padded, or when per-layer outputs are recorded (they keep the padded layout)."""
+        outside training, with nothing padded, or when per-layer outputs are recorded (they keep the padded layout).
+        Rows are grouped for attention by the lengths in `source_mask` (the encoder's), or else in `attention_mask`."""
         if attention_mask is None or attention_mask.dim() != 2 or not (self.training and self.skip_padding):
             return None
         if any(kwargs.get(key, getattr(self.config, key)) for key in ("output_hidden_states", "output_attentions")):
             return None
         keep = attention_mask.bool()
-        return None if keep.all() else UnpaddedBatch(keep)
+        if keep.all():
+            return None
+        grouped_by = keep if source_mask is None or source_mask.dim() != 2 else source_mask.bool()
+        return UnpaddedBatch(keep, length_groups(grouped_by, self.attention_groups))
 
 
 class ZhenEncoder(ZhenStack):
@@ -546,6 +677,12 @@ class ZhenDecoder(ZhenStack):
     def __init__(self, config: ZhenConfig):
         super().__init__(config, ZhenDecoderLayer, config.decoder_layers, config.decoder_attention_heads)
 
+    @staticmethod
+    def source_keep(encoder_attention_mask, encoder_hidden_states) -> torch.Tensor:
+        if encoder_attention_mask is not None and encoder_attention_mask.dim() == 2:
+            return encoder_attention_mask.bool()
+        return torch.ones(encoder_hidden_states.shape[:2], dtype=torch.bool, device=encoder_hidden_states.device)
+
     @merge_with_config_defaults
     @capture_outputs
     def forward(
@@ -580,8 +717,13 @@ class ZhenDecoder(ZhenStack):
         )
         tokens = source_tokens = None
         if past_key_values is None:
-            tokens = self.unpadded_batch(attention_mask, kwargs)
-            source_tokens = self.unpadded_batch(encoder_attention_mask, kwargs)
+            tokens = self.unpadded_batch(attention_mask, kwargs, source_mask=encoder_attention_mask)
+            if tokens is None:
+                source_tokens = self.unpadded_batch(encoder_attention_mask, kwargs)
+            else:  # the same sentences in each group on both sides of cross-attention
+                source_tokens = UnpaddedBatch(
+                    self.source_keep(encoder_attention_mask, encoder_hidden_states), tokens.row_groups
+                )
         if tokens is not None and not attention_mask[:, 1:].gt(attention_mask[:, :-1]).any():
             attention_mask = None  # right padding, whose rows are dropped: the causal mask alone (SDPA's fast path)
         self_attention_cache = getattr(past_key_values, "self_attention_cache", past_key_values)
