@@ -482,6 +482,30 @@ def test_training_skips_padding_with_the_same_loss_and_gradients(
         torch.testing.assert_close(grads[name], padded_grads[name], rtol=1e-4, atol=1e-6, msg=name)
 
 
+@pytest.mark.parametrize("tie_word_embeddings", [True, False])
+def test_one_embedding_lookup_for_source_and_target_gives_the_same_gradients(monkeypatch, tie_word_embeddings):
+    """Training embeds source and target with one lookup of a shared table; loss and gradients must not change."""
+    input_ids, attention_mask, labels = padded_batch()
+    lookups = []
+
+    def loss_and_gradients(one_lookup):
+        monkeypatch.setattr(ZhenModel, "shares_one_lookup", lambda self, *args: one_lookup and original(self, *args))
+        model = tiny_model(seed=6, dropout=0.0, tie_word_embeddings=tie_word_embeddings).train()
+        model.model.encoder.embed_tokens.register_forward_hook(lambda m, args, out: lookups.append(args[0].shape))
+        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+        loss.backward()
+        return loss, {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+
+    original = ZhenModel.shares_one_lookup
+    (two_loss, two_grads), (one_loss, one_grads) = loss_and_gradients(False), loss_and_gradients(True)
+    # the encoder's table: for the source, then (tied) once for source and target together
+    assert lookups == [(3, 6), (18 + 12,) if tie_word_embeddings else (3, 6)]
+    torch.testing.assert_close(one_loss, two_loss)
+    assert one_grads.keys() == two_grads.keys()
+    for name in one_grads:
+        torch.testing.assert_close(one_grads[name], two_grads[name], rtol=1e-5, atol=1e-7, msg=name)
+
+
 def test_attention_groups_handle_a_row_without_labels(monkeypatch):
     """A row whose labels are all -100 has no decoder tokens at all; alone in its attention group it is skipped."""
     monkeypatch.setattr(modeling_zhen, "MIN_GROUP_ROWS", 1)

@@ -878,6 +878,25 @@ class ZhenModel(ZhenPreTrainedModel):
     def get_decoder(self):
         return self.decoder
 
+    def shares_one_lookup(self, input_ids, decoder_input_ids, inputs_embeds, decoder_inputs_embeds) -> bool:
+        """Whether a training pass can embed source and target with one lookup of their shared table."""
+        return (
+            self.training
+            and torch.is_grad_enabled()
+            and input_ids is not None
+            and decoder_input_ids is not None
+            and inputs_embeds is None
+            and decoder_inputs_embeds is None
+            and self.encoder.embed_tokens.weight is self.decoder.embed_tokens.weight
+        )
+
+    def embed_source_and_target(self, input_ids, decoder_input_ids) -> tuple[torch.Tensor, torch.Tensor]:
+        """Both token embeddings from one lookup, whose backward forms one dense (vocab, d_model) gradient where two
+        lookups form two and add them: at 32k x 512 on CPU, 64 MiB of fresh pages and a pass fewer per step."""
+        ids = torch.cat([input_ids.flatten(), decoder_input_ids.flatten()])
+        source, target = self.encoder.embed_tokens(ids).split([input_ids.numel(), decoder_input_ids.numel()])
+        return source.view(*input_ids.shape, -1), target.view(*decoder_input_ids.shape, -1)
+
     @can_return_tuple
     def forward(
         self,
@@ -913,6 +932,11 @@ class ZhenModel(ZhenPreTrainedModel):
         [1, 3, 64]
         ```
         """
+        if encoder_outputs is None and self.shares_one_lookup(
+            input_ids, decoder_input_ids, inputs_embeds, decoder_inputs_embeds
+        ):
+            inputs_embeds, decoder_inputs_embeds = self.embed_source_and_target(input_ids, decoder_input_ids)
+            input_ids = decoder_input_ids = None
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds, **kwargs
