@@ -11,7 +11,8 @@ Systems (`--systems`, comma-separated):
   zhen-{prenorm,postnorm}-{fp32,bf16}-logits   zhen computing full logits then the loss, like Marian
 bf16 means `torch.autocast("cpu", torch.bfloat16)` around forward and loss, fp32 master weights.
 
-Reported: target tokens/s, padding fraction, peak RSS, matmul FLOP/s (3 x forward matmuls on the padded batch) as a
+Reported: target tokens/s, padding fraction, peak RSS, time in the kernel and minor page faults per step (on CPU
+mostly fresh memory being paged in), matmul FLOP/s (3 x forward matmuls on the padded batch) as a
 share of this machine's 2048^3 GEMM rate in the same precision, measured in the same run, and the ratio to Marian's
 best configuration of the same precision. Each system runs in its own process; `--rounds N` repeats the whole set
 and keeps each system's best round; `--repeat N` runs the measured batches N times within a worker and keeps each
@@ -29,6 +30,7 @@ import json
 import math
 import os
 import random
+import resource
 import sys
 import time
 import warnings
@@ -119,7 +121,7 @@ def worker(job: dict) -> dict | list[dict]:
     batches = make_batches(job["size"], job["max_tokens"], job["warmup"] + job["steps"])
     steps = {s: build_step(s, job["size"], job["optimizer"], job["loss_chunk_size"], device) for s in systems}
     measured = batches[job["warmup"] :]
-    best, last_loss = best_step_times(steps, batches[: job["warmup"]], measured, job.get("repeat", 1), device)
+    best, last_loss, kernel = best_step_times(steps, batches[: job["warmup"]], measured, job.get("repeat", 1), device)
     stats = [batch_stats(b) for b in measured]
     results = [
         dict(
@@ -132,6 +134,8 @@ def worker(job: dict) -> dict | list[dict]:
             flops=sum(train_flops(job["size"], b) for b in measured),
             rss_mib=None if len(systems) > 1 else peak_memory_mib(device),  # one process: no per-system peak
             last_loss=last_loss[system],
+            kernel_s=kernel[system][0],  # per step: time in the kernel, mostly paging in fresh memory on CPU
+            page_faults=kernel[system][1],
         )
         for system in systems
     ]
@@ -152,17 +156,22 @@ def best_step_times(steps: dict, warmup: list[dict], measured: list[dict], repea
                 step(batch)
     names = list(steps)
     best, last_loss = {name: [math.inf] * len(on_device) for name in names}, {}
+    kernel = {name: [0.0, 0, 0] for name in names}  # system seconds, minor page faults, steps
     for turn in range(repeat):
         for i, batch in enumerate(on_device):
             shift = (turn + i) % len(names)
             for name in names[shift:] + names[:shift]:
                 synchronize(device)
-                start = time.perf_counter()
+                usage, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
                 loss = steps[name](batch)
                 synchronize(device)
                 best[name][i] = min(best[name][i], time.perf_counter() - start)
                 last_loss[name] = float(loss)
-    return best, last_loss
+                after = resource.getrusage(resource.RUSAGE_SELF)
+                kernel[name][0] += after.ru_stime - usage.ru_stime
+                kernel[name][1] += after.ru_minflt - usage.ru_minflt
+                kernel[name][2] += 1
+    return best, last_loss, {name: (sys_s / n, faults / n) for name, (sys_s, faults, n) in kernel.items()}
 
 
 def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> list[dict]:
@@ -238,7 +247,9 @@ def main(argv=None):
                 rows,
                 [("system", "system", "s"), ("tok_s", "tgt tok/s", ".0f"), ("x_marian_best", "× Marian best", ".2f"),
                  ("step_s", "s/step", ".2f"), ("padding", "padding", ".1%"), ("gflop_s", "GFLOP/s", ".1f"),
-                 ("peak_share", "% GEMM peak", ".1%"), ("rss_mib", "peak mem MiB", ".0f"), ("error", "error", "s")],
+                 ("peak_share", "% GEMM peak", ".1%"), ("rss_mib", "peak mem MiB", ".0f"),
+                 ("kernel_s", "kernel s/step", ".2f"), ("page_faults", "page faults/step", ".0f"),
+                 ("error", "error", "s")],
             )  # fmt: skip
             results += rows
     info["load1_end"] = round(os.getloadavg()[0], 2)
