@@ -679,6 +679,7 @@ class ZhenDecoder(ZhenStack):
 
     @staticmethod
     def source_keep(encoder_attention_mask, encoder_hidden_states) -> torch.Tensor:
+        """The encoder's (batch, seq) keep-mask, all true where it came without one (or with a 4D one)."""
         if encoder_attention_mask is not None and encoder_attention_mask.dim() == 2:
             return encoder_attention_mask.bool()
         return torch.ones(encoder_hidden_states.shape[:2], dtype=torch.bool, device=encoder_hidden_states.device)
@@ -892,7 +893,8 @@ class ZhenModel(ZhenPreTrainedModel):
 
     def embed_source_and_target(self, input_ids, decoder_input_ids) -> tuple[torch.Tensor, torch.Tensor]:
         """Both token embeddings from one lookup, whose backward forms one dense (vocab, d_model) gradient where two
-        lookups form two and add them: at 32k x 512 on CPU, 64 MiB of fresh pages and a pass fewer per step."""
+        lookups form two and add them: at 32k x 512 on CPU, 64 MiB of fresh pages and a pass fewer per step. (Hooks on
+        the decoder's `embed_tokens` module then see no call: the table is the encoder's.)"""
         ids = torch.cat([input_ids.flatten(), decoder_input_ids.flatten()])
         source, target = self.encoder.embed_tokens(ids).split([input_ids.numel(), decoder_input_ids.numel()])
         return source.view(*input_ids.shape, -1), target.view(*decoder_input_ids.shape, -1)
