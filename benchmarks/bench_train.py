@@ -145,7 +145,8 @@ def worker(job: dict) -> dict | list[dict]:
 def best_step_times(steps: dict, warmup: list[dict], measured: list[dict], repeat: int, device: str):
     """Each system's fastest time for each measured batch over `repeat` passes (timeit's best of N, so that a machine
     shared with other jobs slows the figures less). With several systems they take turns on every batch, the order
-    rotating, so that the machine's drift over minutes reaches them alike. Returns the times and each last loss."""
+    rotating, so that the machine's drift over minutes reaches them alike. Returns the times, each last loss, and each
+    system's mean (kernel seconds, minor page faults) per step."""
     for step in steps.values():
         for batch in warmup:
             step(to_device(batch, device))
