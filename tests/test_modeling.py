@@ -10,6 +10,7 @@ from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, ZhenModel, modeling_zhen
 from zhen.modeling_zhen import (
+    ChunkedLinearCrossEntropy,
     ZhenAttention,
     ZhenPreTrainedModel,
     ZhenRotaryEmbedding,
@@ -558,6 +559,35 @@ def test_chunked_loss_gives_the_same_loss_and_gradients(label_smoothing, tie_wor
     assert plain_grads.keys() == chunked_grads.keys()
     for name in plain_grads:
         torch.testing.assert_close(chunked_grads[name], plain_grads[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize(
+    "labelled,autocast", [(slice(None), False), (slice(0), False), (slice(None), True)], ids=["fp32", "none", "bf16"]
+)
+def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast):
+    """The fused LM head + loss against `hidden @ weight.T` and `cross_entropy`: several chunks (the first writes the
+    weight gradient, the rest add to it), a batch without any labelled row, and bfloat16 autocast."""
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(11, 16, requires_grad=True), torch.randn(37, 16, requires_grad=True)
+    labels = torch.full((11,), -100)
+    labels[labelled] = torch.randint(0, 37, (11,))[labelled]
+    labels[3] = -100
+
+    def loss_and_gradients(fused):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            if fused:
+                loss = ChunkedLinearCrossEntropy.apply(hidden, weight, labels, 0.1, 4)
+            else:
+                logits = (hidden @ weight.t()).float()
+                loss = torch.nn.functional.cross_entropy(logits, labels, reduction="sum", label_smoothing=0.1)
+        (2 * loss).backward()
+        grads = hidden.grad.clone(), weight.grad.clone()
+        hidden.grad = weight.grad = None
+        return loss, *grads
+
+    tolerance = dict(rtol=2e-2, atol=2e-2) if autocast else dict(rtol=1e-5, atol=1e-5)
+    for fused, reference in zip(loss_and_gradients(True), loss_and_gradients(False)):
+        torch.testing.assert_close(fused.float(), reference.float(), **tolerance)
 
 
 def test_chunked_loss_is_off_in_eval_and_without_gradients():
