@@ -16,9 +16,10 @@ import torch
 from accelerate.state import AcceleratorState
 from safetensors.torch import load_file, save_file
 
+from zhen import training
 from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
-from zhen.training import lr_lambda, train
+from zhen.training import lr_lambda, resolve_mixed_precision, train
 from zhen.training_config import TrainingConfig, read_config_file, resolve_config
 
 
@@ -303,3 +304,14 @@ def test_two_process_ddp_equals_gradient_accumulation_on_one_process(tmp_path):
     b = load_file(ga_dir / "checkpoints" / "checkpoint-8" / "model.safetensors")
     for name in a:  # float summation order differs (all-reduce vs accumulation); Adam amplifies it slightly
         torch.testing.assert_close(a[name], b[name], rtol=0, atol=1e-3, msg=name)
+
+
+@pytest.mark.parametrize("native_bf16", [True, False])
+def test_mixed_precision_auto_on_cpu_follows_native_bf16(monkeypatch, native_bf16):
+    """`auto` trains in bf16 only on a CPU that multiplies bf16 natively (elsewhere bf16 is emulated, ~4x slower than
+    float32); an explicit choice is kept, and fp16 on a CPU is refused with the alternatives."""
+    monkeypatch.setattr(training, "cpu_has_bf16", lambda: native_bf16)
+    assert resolve_mixed_precision("auto", on_cpu=True) == ("bf16" if native_bf16 else "no")
+    assert resolve_mixed_precision("bf16", on_cpu=True) == "bf16"
+    with pytest.raises(ValueError, match="'bf16' or 'no'"):
+        resolve_mixed_precision("fp16", on_cpu=True)

@@ -37,7 +37,7 @@ from .checkpointing import (
     write_json_atomic,
 )
 from .configuration_zhen import ZhenConfig
-from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
+from .modeling_zhen import ZhenForConditionalGeneration, cpu_has_bf16, shift_tokens_right
 from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, max_new_tokens_limit, max_source_tokens
 from .tokenization_zhen import ZhenTokenizerFast
 from .tokenizer_training import train_tokenizer
@@ -57,15 +57,6 @@ CHECKPOINT_DIR, TOKENIZER_DIR, BEST_DIR, EXPORT_DIR, CACHE_DIR = "checkpoints", 
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-def cpu_has_native_bf16() -> bool:
-    """AMX or AVX512-BF16: without them bf16 matmuls are emulated on the CPU and slower than fp32."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "amx_bf16" in flags or "avx512_bf16" in flags
-
-
 def resolve_mixed_precision(choice: str, on_cpu: bool) -> str:
     if choice == "fp16" and on_cpu:
         raise ValueError("mixed_precision='fp16' needs a GPU; on the CPU use 'bf16' or 'no'.")
@@ -73,7 +64,7 @@ def resolve_mixed_precision(choice: str, on_cpu: bool) -> str:
         return choice
     if not on_cpu:
         return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return "bf16" if cpu_has_native_bf16() else "no"
+    return "bf16" if cpu_has_bf16() else "no"
 
 
 def make_accelerator(config: TrainingConfig) -> Accelerator:
