@@ -299,7 +299,8 @@ def eager_attention_forward(
 def cpu_has_bf16() -> bool:
     """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); without, PyTorch emulates bf16, about 4x
     slower than float32."""
-    return torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private; present since torch 2.3
+    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
 
 
 class ZhenAttention(nn.Module):
