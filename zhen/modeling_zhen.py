@@ -839,16 +839,10 @@ class ChunkedLinearCrossEntropy(torch.autograd.Function):
                 probs, grad_rows = log_probs.exp_().to(dtype), grad_inputs[start : start + chunk_size]
                 if fp32:  # straight into the outputs: no (tokens, vocab) temporaries to allocate and page in
                     torch.mm(probs, w, out=grad_rows)
-                    if start:
-                        grad_weight.addmm_(probs.t(), x)
-                    else:
-                        torch.mm(probs.t(), x, out=grad_weight)
+                    grad_weight.addmm_(probs.t(), x, beta=1 if start else 0)  # beta=0 ignores the empty memory
                 else:
                     grad_rows.copy_(probs @ w)
-                    if start:
-                        grad_weight += (probs.t() @ x).float()
-                    else:
-                        grad_weight.copy_(probs.t() @ x)
+                    (grad_weight.add_ if start else grad_weight.copy_)(probs.t() @ x)
             # the rest of d loss / d logits = softmax - e/V - (1-e) onehot(y), applied without a (tokens, vocab) pass
             smooth = label_smoothing / vocab_size
             grad_inputs -= (smooth * weight_sum + (1 - label_smoothing) * w[targets].float()).to(dtype)
