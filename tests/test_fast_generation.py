@@ -9,6 +9,7 @@ import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration
 from zhen.fast_generation import argmax, generate, packed_linear, topk, unsupported_options
+from zhen.modeling_zhen import ZhenLinear
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
@@ -128,9 +129,11 @@ def test_argmax_and_topk_equal_torch():
             assert torch.equal(values, expected.values) and torch.equal(indices, expected.indices)
 
 
-def test_packed_linear_is_bit_identical():
+@pytest.mark.parametrize("linear_class", [torch.nn.Linear, ZhenLinear])
+def test_packed_linear_is_bit_identical(linear_class):
     torch.manual_seed(0)
-    linear = torch.nn.Linear(64, 300)
+    linear = linear_class(64, 300)
+    assert (packed_linear(linear, 32) is linear) != torch.backends.mkl.is_available()  # packed where MKL is
     x = torch.randn(32, 64)
     with torch.inference_mode():
         assert torch.equal(packed_linear(linear, 32)(x), linear(x))

@@ -562,11 +562,15 @@ def test_chunked_loss_gives_the_same_loss_and_gradients(label_smoothing, tie_wor
 
 
 @pytest.mark.parametrize(
-    "labelled,autocast", [(slice(None), False), (slice(0), False), (slice(None), True)], ids=["fp32", "none", "bf16"]
+    "labelled,autocast,native_bf16",
+    [(slice(None), False, True), (slice(0), False, True), (slice(None), True, True), (slice(None), True, False)],
+    ids=["fp32", "none", "bf16", "bf16-emulated"],
 )
-def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast):
+def test_fused_loss_matches_lm_head_plus_cross_entropy(monkeypatch, labelled, autocast, native_bf16):
     """The fused LM head + loss against `hidden @ weight.T` and `cross_entropy`: several chunks (the first writes the
-    weight gradient, the rest add to it), a batch without any labelled row, and bfloat16 autocast."""
+    weight gradient, the rest add to it), a batch without any labelled row, and bfloat16 autocast on a CPU with and
+    without bfloat16 instructions (without, the products run in float32)."""
+    monkeypatch.setattr(modeling_zhen, "cpu_has_bf16", lambda: native_bf16)
     torch.manual_seed(0)
     hidden, weight = torch.randn(11, 16, requires_grad=True), torch.randn(37, 16, requires_grad=True)
     labels = torch.full((11,), -100)
@@ -637,6 +641,77 @@ def test_bf16_training_attention_runs_in_float32_where_the_cpu_emulates_bf16(mon
     with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
         model(**batch)
     assert set(dtypes) == {torch.bfloat16}
+
+
+@pytest.mark.parametrize("autocast", [True, False], ids=["bf16-autocast", "bf16-weights"])
+def test_bf16_linear_where_the_cpu_emulates_bf16_does_bf16_arithmetic_in_float32(monkeypatch, autocast):
+    """Without bfloat16 instructions, `ZhenLinear`'s bf16 products run as float32 GEMMs of the bf16 values: the same
+    arithmetic as the bf16 GEMM (exact products, float32 sums), so outputs and gradients equal those of `nn.Linear`
+    under autocast up to the order of summation, in the same dtypes."""
+    torch.manual_seed(0)
+    linear = modeling_zhen.ZhenLinear(64, 96)
+    if not autocast:
+        linear.bfloat16()
+    x = torch.randn(10, 7, 64, dtype=linear.weight.dtype, requires_grad=True)  # 70 rows: enough for float32 GEMMs
+    in_float32, apply = [], modeling_zhen.Bf16LinearInFloat32.apply
+
+    def recording_apply(*args):
+        in_float32.append(True)
+        return apply(*args)
+
+    monkeypatch.setattr(modeling_zhen.Bf16LinearInFloat32, "apply", recording_apply)
+
+    def output_and_gradients(native_bf16):
+        monkeypatch.setattr(modeling_zhen, "cpu_has_bf16", lambda: native_bf16)
+        x.grad = None
+        linear.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            y = linear(x)
+        (y.float() * torch.linspace(-1, 1, 96)).sum().backward()
+        return y, x.grad, linear.weight.grad, linear.bias.grad
+
+    native = output_and_gradients(True)
+    assert not in_float32
+    emulated = output_and_gradients(False)
+    assert in_float32 == [True]
+    for got, expected in zip(emulated, native):
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got, expected, rtol=8e-3, atol=1e-2)
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):  # a few rows (decoding) stay nn.Linear's
+        linear(x[:1])
+    assert in_float32 == [True]
+    assert not modeling_zhen.emulates_bf16(x.float(), linear.weight.float())  # float32 stays nn.Linear's
+
+
+def test_bf16_training_where_the_cpu_emulates_bf16_is_as_precise_as_native_bf16(monkeypatch):
+    """A bf16 autocast training step of the whole model (fused loss included) on a CPU without bfloat16 instructions
+    is as close to float32 training as PyTorch's own bf16 path: same loss, gradients as far from float32's."""
+    monkeypatch.setattr(modeling_zhen.ZhenLinear, "FLOAT32_GEMM_MIN_ROWS", 1)  # this small batch's products too
+    input_ids, attention_mask, labels = padded_batch()
+    model = tiny_model(seed=3, dropout=0.0).train()
+    model.loss_chunk_size = 4
+
+    def loss_and_gradients(native_bf16, autocast=True):
+        monkeypatch.setattr(modeling_zhen, "cpu_has_bf16", lambda: native_bf16)
+        model.zero_grad()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+        loss.backward()
+        return loss, {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+    float32_loss, float32_grads = loss_and_gradients(True, autocast=False)
+    (native_loss, native_grads), (loss, grads) = loss_and_gradients(True), loss_and_gradients(False)
+    torch.testing.assert_close(loss, native_loss, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(loss, float32_loss, rtol=1e-2, atol=1e-2)
+
+    def relative_errors(gradients):
+        assert gradients.keys() == float32_grads.keys()
+        return torch.stack(
+            [(g - float32_grads[n]).abs().max() / float32_grads[n].abs().max() for n, g in gradients.items()]
+        )
+
+    errors, native_errors = relative_errors(grads), relative_errors(native_grads)
+    assert errors.max() < 0.1 and errors.mean() <= 1.25 * native_errors.mean()
 
 
 # --- config --------------------------------------------------------------------------------------------------------

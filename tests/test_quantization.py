@@ -10,6 +10,7 @@ from zhen.quantization import is_quantized, quantize_dynamic
 def test_quantized_copy_translates_like_float32(tiny_model, tiny_tokenizer, tiny_pairs):
     quantized = quantize_dynamic(tiny_model)
     assert is_quantized(quantized) and not is_quantized(tiny_model)
+    assert not any(isinstance(m, torch.nn.Linear) for m in quantized.modules())  # every projection and the LM head
     assert isinstance(tiny_model.lm_head, torch.nn.Linear)  # the original is untouched
     tiny_tokenizer.src_lang = "en"
     batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from .modeling_zhen import apply_rotary_pos_emb
+from .modeling_zhen import ZhenLinear, apply_rotary_pos_emb
 
 
 # Generation options this decoder does not implement, with the value that switches each off. `generate` refuses them
@@ -258,7 +258,7 @@ def packed_linear(module: nn.Module, rows: int) -> Callable[[torch.Tensor], torc
     the few-row products of decoding, where plain `sgemm` repacks the weight on every call."""
     weight = getattr(module, "weight", None)
     if not (
-        type(module) is nn.Linear
+        type(module) in (nn.Linear, ZhenLinear)  # not subclasses that change forward (LoRA, int8)
         and weight.dtype == torch.float32
         and weight.device.type == "cpu"
         and torch.backends.mkl.is_available()

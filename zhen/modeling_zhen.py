@@ -157,6 +157,70 @@ class CpuDropout(torch.autograd.Function):
 
 
 # --------------------------------------------------------------------------------------------------------------
+# bfloat16 on CPUs without bfloat16 instructions
+# --------------------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def cpu_has_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); without, PyTorch emulates bf16, about 4x
+    slower than float32."""
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private; present since torch 2.3
+    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+
+
+def emulates_bf16(*tensors: torch.Tensor) -> bool:
+    """Whether products of `tensors` would run in bfloat16 (under bf16 autocast, or all of them bf16) on a CPU that
+    has no bfloat16 instructions."""
+    if tensors[0].device.type != "cpu" or cpu_has_bf16():
+        return False
+    if torch.is_autocast_enabled("cpu"):
+        return torch.get_autocast_dtype("cpu") == torch.bfloat16
+    return all(t.dtype == torch.bfloat16 for t in tensors)
+
+
+class Bf16LinearInFloat32(torch.autograd.Function):
+    """`linear(x, weight, bias)` of bfloat16 tensors, with a bfloat16 result and bfloat16 gradients, multiplied by
+    float32 GEMMs on their float32 values. That is the arithmetic of a bfloat16 GEMM (the product of two bf16 numbers
+    is exact in float32, and bf16 GEMMs accumulate in float32), at float32 speed where the CPU has no bf16
+    instructions: PyTorch's emulated bf16 GEMM converts to float32 too, but runs at a quarter of float32's rate."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return nn.functional.linear(x.float(), weight.float(), None if bias is None else bias.float()).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):
+        x, weight = ctx.saved_tensors
+        grad = grad_output.float().flatten(0, -2)
+        grad_x = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_x = (grad @ weight.float()).to(x.dtype).view(x.shape)
+        if ctx.needs_input_grad[1]:
+            grad_weight = (grad.t() @ x.flatten(0, -2).float()).to(weight.dtype)
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            grad_bias = grad.sum(0).to(weight.dtype)
+        return grad_x, grad_weight, grad_bias
+
+
+class ZhenLinear(nn.Linear):
+    """`nn.Linear` whose bfloat16 products (under bf16 autocast, or with bf16 weights) of at least
+    `FLOAT32_GEMM_MIN_ROWS` rows run through [`Bf16LinearInFloat32`] on a CPU without bfloat16 instructions, 2-4x
+    faster there; elsewhere it is `nn.Linear`."""
+
+    FLOAT32_GEMM_MIN_ROWS = 64  # below, converting the weight to float32 costs more than the faster GEMM saves
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.numel() < self.FLOAT32_GEMM_MIN_ROWS * self.in_features or not emulates_bf16(x, self.weight):
+            return super().forward(x)
+        with torch.autocast("cpu", enabled=False):  # the casts autocast would make, differentiable
+            bias = None if self.bias is None else self.bias.bfloat16()
+            return Bf16LinearInFloat32.apply(x.bfloat16(), self.weight.bfloat16(), bias)
+
+
+# --------------------------------------------------------------------------------------------------------------
 # Padding
 # --------------------------------------------------------------------------------------------------------------
 
@@ -295,14 +359,6 @@ def eager_attention_forward(
     return attn_output, attn_weights
 
 
-@functools.cache
-def cpu_has_bf16() -> bool:
-    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); without, PyTorch emulates bf16, about 4x
-    slower than float32."""
-    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private; present since torch 2.3
-    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
-
-
 class ZhenAttention(nn.Module):
     """Multi-head attention. Self-attention projects queries, keys and values with one fused matrix (one GEMM instead
     of three); cross-attention projects queries from the decoder and fused keys/values from the encoder output, which
@@ -320,11 +376,11 @@ class ZhenAttention(nn.Module):
         self.layer_idx = layer_idx
         embed_dim = config.d_model
         if is_cross_attention:
-            self.q_proj = nn.Linear(embed_dim, embed_dim)
-            self.kv_proj = nn.Linear(embed_dim, 2 * embed_dim)
+            self.q_proj = ZhenLinear(embed_dim, embed_dim)
+            self.kv_proj = ZhenLinear(embed_dim, 2 * embed_dim)
         else:
-            self.qkv_proj = nn.Linear(embed_dim, 3 * embed_dim)
-        self.out_proj = nn.Linear(embed_dim, embed_dim)
+            self.qkv_proj = ZhenLinear(embed_dim, 3 * embed_dim)
+        self.out_proj = ZhenLinear(embed_dim, embed_dim)
 
     def _split_heads(self, x: torch.Tensor, parts: int) -> tuple[torch.Tensor, ...]:
         """(batch, seq, parts * d_model) -> `parts` tensors of shape (batch, heads, seq, head_dim)."""
@@ -389,10 +445,9 @@ class ZhenAttention(nn.Module):
         """Training attention in bfloat16 on a CPU without bfloat16 instructions, which then runs in float32."""
         return (
             query.dtype == torch.bfloat16
-            and query.device.type == "cpu"
             and torch.is_grad_enabled()
             and self.config._attn_implementation == "sdpa"
-            and not cpu_has_bf16()
+            and emulates_bf16(query)
         )
 
     def _forward_by_groups(
@@ -443,8 +498,8 @@ class ZhenAttention(nn.Module):
 class ZhenFeedForward(nn.Module):
     def __init__(self, config: ZhenConfig, ffn_dim: int):
         super().__init__()
-        self.fc1 = nn.Linear(config.d_model, ffn_dim)
-        self.fc2 = nn.Linear(ffn_dim, config.d_model)
+        self.fc1 = ZhenLinear(config.d_model, ffn_dim)
+        self.fc2 = ZhenLinear(ffn_dim, config.d_model)
         self.activation_fn = ACT2FN[config.activation_function]
         self.relu = config.activation_function == "relu"
         self.activation_dropout = config.activation_dropout
@@ -810,7 +865,9 @@ class ChunkedLinearCrossEntropy(torch.autograd.Function):
 
     The (tokens, vocab) logits, their log-softmax and its gradient, which with a 32k vocabulary are each half a
     gigabyte per 4k-token batch, never exist at once, and padded rows are skipped before the LM head. Under autocast
-    the products run in the autocast dtype and the softmax in float32, as `lm_head` + `cross_entropy` would.
+    the products run in the autocast dtype and the softmax in float32, as `lm_head` + `cross_entropy` would; in
+    bfloat16 on a CPU without bf16 instructions, the products of the bf16-rounded operands run in float32 and are not
+    rounded again (4x faster there, and no less precise).
     """
 
     @staticmethod
@@ -820,6 +877,8 @@ class ChunkedLinearCrossEntropy(torch.autograd.Function):
         dtype = torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else hidden.dtype
         with torch.autocast(device_type, enabled=False):
             inputs, targets, w = hidden[rows].to(dtype), labels[rows], weight.to(dtype)
+            if dtype == torch.bfloat16 and emulates_bf16(inputs):  # see Bf16LinearInFloat32
+                inputs, w, dtype = inputs.float(), w.float(), torch.float32
             n, vocab_size = len(rows), w.shape[0]
             weight_sum = w.float().sum(0)
             grad_inputs = torch.empty_like(inputs)
@@ -1025,7 +1084,7 @@ class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
     def __init__(self, config: ZhenConfig):
         super().__init__(config)
         self.model = ZhenModel(config)
-        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.lm_head = ZhenLinear(config.d_model, config.vocab_size, bias=False)
         self.post_init()
 
     def get_encoder(self):
