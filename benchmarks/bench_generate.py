@@ -81,12 +81,14 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
         from zhen.quantization import quantize_dynamic
 
         model = quantize_dynamic(model)
-    if kind == "fast":
-        from zhen.fast_generation import generate
+    if kind == "fast":  # as `zhen.translate` decodes: one session for all batches (packed weights where available)
+        from zhen.fast_generation import FastDecoder
 
-        return lambda b, beams, n: generate(
-            model, b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n
-        )
+        decoder = FastDecoder(model).__enter__()  # open until this worker process ends
+        return lambda b, beams, n: decoder.generate(
+            b["input_ids"], b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams, max_new_tokens=n,
+            min_new_tokens=n,
+        )  # fmt: skip
     return lambda b, beams, n: model.generate(
         input_ids=b["input_ids"], attention_mask=b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams,
         max_new_tokens=n, min_new_tokens=n, do_sample=False,

@@ -6,9 +6,10 @@ budget on the padded target). Every system sees the same batches in the same ord
 
 Systems (`--systems`, comma-separated):
   marian-{eager,sdpa}-{fp32,bf16}        MarianMTModel (post-norm, sinusoidal), loss computed from its logits
-  zhen-{prenorm,postnorm}-{fp32,bf16}    zhen with its training set-up: sdpa, padding skipped,
-                                         `loss_chunk_size` as zhen-train sets it (fused chunked LM head + loss)
-  zhen-{prenorm,postnorm}-{fp32,bf16}-logits   zhen computing full logits then the loss, like Marian
+  zhen-{prenorm,postnorm}-{fp32,bf16}    zhen as zhen-train trains it: `zhen.fast_training.FastTraining` (packed
+                                         batches, grouped SDPA, fused chunked LM head + loss, CPU modules)
+  zhen-{prenorm,postnorm}-{fp32,bf16}-logits   the same, but computing full logits then the loss, like Marian
+  zhen-{prenorm,postnorm}-{fp32,bf16}-plain    the plain model (`model(**batch).loss`), no fast path
 bf16 means `torch.autocast("cpu", torch.bfloat16)` around forward and loss, fp32 master weights.
 
 Reported: target tokens/s, padding fraction, peak RSS, time in the kernel and minor page faults per step (on CPU
@@ -37,7 +38,7 @@ import warnings
 
 import torch
 
-from zhen.training import LOSS_CHUNK_SIZE
+from zhen.fast_training import LOSS_CHUNK_SIZE, FastTraining
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -77,8 +78,11 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
     if family == "marian":
         model = marian_model(size, attn=kind)
     else:
-        model = zhen_model(size, variant=kind)
-        model.loss_chunk_size = None if extra == ["logits"] else loss_chunk_size
+        model = zhen_model(size, variant=kind).to(device)
+        fast = None
+        if extra != ["plain"]:
+            fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), fused_loss=extra != ["logits"],
+                                loss_chunk_size=loss_chunk_size)  # fmt: skip
     model.to(device).train()
     optim = torch.optim.AdamW(model.parameters(), lr=1e-4, **{optimizer: True})
     autocast = torch.autocast(torch.device(device).type, torch.bfloat16, enabled=precision == "bf16")
@@ -93,11 +97,13 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
                 loss = torch.nn.functional.cross_entropy(
                     logits.float().view(-1, logits.shape[-1]), batch["labels"].view(-1), label_smoothing=0.1
                 )
-            else:
+            elif fast is None:
                 loss = model(
                     input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
                     decoder_input_ids=batch["decoder_input_ids"], labels=batch["labels"],
                 ).loss  # fmt: skip
+            else:
+                loss = fast.loss(model, {key: batch[key] for key in ("input_ids", "attention_mask", "labels")})
         loss.backward()
         optim.step()
         optim.zero_grad(set_to_none=True)

@@ -146,5 +146,5 @@ def test_push_refuses_an_incomplete_folder(tiny_checkpoint, capsys):
     with pytest.raises(SystemExit):
         push_command.main([str(tiny_checkpoint), "me/zhen-tiny"])
     error = capsys.readouterr().err
-    assert "not a complete zhen Hub repository" in error and "pipeline_zhen.py is missing" in error
+    assert "not a complete zhen Hub repository" in error and "README.md is missing" in error
     assert "make_hub_ready" in error

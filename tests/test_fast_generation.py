@@ -1,15 +1,15 @@
-"""`zhen.fast_generation.generate` must return exactly what `model.generate` returns: greedy and beam search, every
-position type x norm placement, padded batches, min/max lengths, beam-search options, and a trained model whose
-translations end on their own."""
+"""`zhen.fast_generation` must return exactly what `model.generate` returns: greedy and beam search, every position
+type x norm placement, padded batches, min/max lengths, beam-search options, a trained model whose translations end on
+their own; with MKL-packed weights and without (forced with `zhen.hardware`); never with stale weights; under bf16
+autocast as on a CPU with native bf16; and leaving the model exactly as it found it."""
 
 import itertools
 
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration
-from zhen.fast_generation import argmax, generate, packed_linear, topk, unsupported_options
-from zhen.modeling_zhen import ZhenLinear
+from zhen import ZhenConfig, ZhenForConditionalGeneration, hardware
+from zhen.fast_generation import FastDecoder, PackedLinear, argmax, generate, topk, unsupported_options
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
@@ -32,20 +32,27 @@ def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
     return input_ids, input_ids.ne(PAD).long()
 
 
-def assert_same_as_generate(model, input_ids, attention_mask, **kwargs):
+def assert_same_as_generate(model, input_ids, attention_mask, packed=False, **kwargs):
     expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **kwargs)
-    actual = generate(model, input_ids, attention_mask, **kwargs)
+    if packed:
+        with FastDecoder(model, pack_weights=True) as decoder:
+            actual = decoder.generate(input_ids, attention_mask, **kwargs)
+    else:
+        actual = generate(model, input_ids, attention_mask, **kwargs)
     assert actual.shape == expected.shape and torch.equal(actual, expected), f"{kwargs}\n{expected}\n{actual}"
 
 
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
 @pytest.mark.parametrize("num_beams", [1, 4])
-def test_equals_generate_for_every_variant(position_embedding_type, normalize_before, num_beams):
+@pytest.mark.parametrize("packed", [False, True], ids=["plain-weights", "packed-weights"])
+def test_equals_generate_for_every_variant(position_embedding_type, normalize_before, num_beams, packed):
+    if packed and hardware.detected().mkl_packing == "off":
+        pytest.skip("this PyTorch build has no MKL")
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     input_ids, attention_mask = padded_sources()
     for min_new_tokens, max_new_tokens in [(0, 10), (10, 10), (3, 14)]:
         assert_same_as_generate(
-            model, input_ids, attention_mask, forced_bos_token_id=ZH, num_beams=num_beams,
+            model, input_ids, attention_mask, packed=packed, forced_bos_token_id=ZH, num_beams=num_beams,
             max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens,
         )  # fmt: skip
 
@@ -129,18 +136,21 @@ def test_argmax_and_topk_equal_torch():
             assert torch.equal(values, expected.values) and torch.equal(indices, expected.indices)
 
 
-@pytest.mark.parametrize("linear_class", [torch.nn.Linear, ZhenLinear])
-def test_packed_linear_is_bit_identical(linear_class):
+@pytest.mark.skipif(hardware.detected().mkl_packing == "off", reason="this PyTorch build has no MKL")
+def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it():
     torch.manual_seed(0)
-    linear = linear_class(64, 300)
-    assert (packed_linear(linear, 32) is linear) != torch.backends.mkl.is_available()  # packed where MKL is
+    linear = torch.nn.Linear(64, 300)
+    packed = PackedLinear(linear)
     x = torch.randn(32, 64)
     with torch.inference_mode():
-        assert torch.equal(packed_linear(linear, 32)(x), linear(x))
-        assert torch.equal(packed_linear(linear, 32)(x[:5]), linear(x[:5]))  # fewer rows than packed for
-        linear.weight.mul_(2)  # a changed weight is repacked
-        assert torch.equal(packed_linear(linear, 32)(x), linear(x))
-        assert torch.equal(packed_linear(linear, 5)(x[:5]), linear(x[:5]))  # packed again for another row count
+        torch.testing.assert_close(packed(x), linear(x), rtol=1e-5, atol=1e-6)
+        torch.testing.assert_close(packed(x[:5]), linear(x[:5]), rtol=1e-5, atol=1e-6)  # packed again for 5 rows
+        many = torch.randn(300, 64)
+        assert torch.equal(packed(many), linear(many))  # many rows (the source, once): nn.Linear's own product
+        with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast (the bf16 crash of issue 15): nn.Linear's
+            assert packed(x).dtype == torch.bfloat16
+        assert PackedLinear(torch.nn.Linear(64, 300).bfloat16())(x.bfloat16()).dtype == torch.bfloat16
+    assert sorted(packed.packed) == [5, 32]
 
 
 def test_batches_of_different_sizes_in_turn_equal_generate():
@@ -150,3 +160,111 @@ def test_batches_of_different_sizes_in_turn_equal_generate():
         for num_beams in (1, 3):
             assert_same_as_generate(model, input_ids[rows], attention_mask[rows], forced_bos_token_id=ZH,
                                     num_beams=num_beams, max_new_tokens=8)  # fmt: skip
+
+
+# --- never stale, whatever changes the weights ------------------------------------------------------------------
+
+
+def translate_ids(model, input_ids, attention_mask):
+    """What `zhen.translate` does: one decoding session (packed weights where available) over the batches."""
+    with FastDecoder(model) as decoder:
+        return decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
+
+
+def expected_ids(model, input_ids, attention_mask):
+    return model.generate(input_ids=input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH,
+                          max_new_tokens=8, num_beams=2)  # fmt: skip
+
+
+@pytest.mark.parametrize("mkl_packing", ["on", "off"])
+@pytest.mark.parametrize("change", ["fused-adamw", "no-grad-edit", "load-state-dict"])
+def test_never_serves_stale_weights(mkl_packing, change):
+    """Translate, change the weights (fused AdamW, which does not bump the tensors' version counters; an in-place
+    edit under `torch.no_grad()`; `load_state_dict`), translate again: the output is the changed model's."""
+    if mkl_packing == "on" and hardware.detected().mkl_packing == "off":
+        pytest.skip("this PyTorch build has no MKL")
+    model = tiny_model(vocab_size=60)
+    input_ids, attention_mask = padded_sources(vocab_size=60)
+    with hardware.forced(mkl_packing=mkl_packing):
+        before = translate_ids(model, input_ids, attention_mask)
+        if change == "fused-adamw":
+            optimizer = torch.optim.AdamW(model.parameters(), lr=0.05, fused=True)
+            for _ in range(5):
+                model.train()
+                model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids.masked_fill(
+                    attention_mask == 0, -100)).loss.backward()  # fmt: skip
+                optimizer.step()
+                optimizer.zero_grad()
+            model.eval()
+        elif change == "no-grad-edit":
+            with torch.no_grad():
+                for parameter in model.model.decoder.parameters():
+                    parameter.mul_(-1.5)
+        else:
+            model.load_state_dict(tiny_model(seed=7, vocab_size=60).state_dict())
+        after = translate_ids(model, input_ids, attention_mask)
+    assert torch.equal(after, expected_ids(model, input_ids, attention_mask))
+    assert not torch.equal(after, before)
+
+
+def test_another_checkpoint_loaded_into_the_same_process_is_not_served_the_first_ones_weights(tmp_path):
+    """A new model may reuse the memory of a deleted one; nothing of the first may be used for the second."""
+    input_ids, attention_mask = padded_sources(vocab_size=60)
+    for seed in (1, 2):
+        tiny_model(seed=seed, vocab_size=60).save_pretrained(tmp_path / str(seed))
+    first = ZhenForConditionalGeneration.from_pretrained(tmp_path / "1").eval()
+    translate_ids(first, input_ids, attention_mask)
+    del first
+    second = ZhenForConditionalGeneration.from_pretrained(tmp_path / "2").eval()
+    expected = expected_ids(second, input_ids, attention_mask)
+    assert torch.equal(translate_ids(second, input_ids, attention_mask), expected)
+
+
+@pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
+@pytest.mark.parametrize("mkl_packing", ["on", "off"])
+def test_bf16_autocast_decoding_runs_on_every_cpu(cpu_bf16, mkl_packing):
+    """Validation during bf16 training translates under bf16 autocast; on a CPU with native bf16 the packed float32
+    weights met bf16 activations and crashed. Every branch must run and agree with `model.generate` under the same
+    autocast on nearly every token (bf16 rounds differently in the two attention implementations)."""
+    if mkl_packing == "on" and hardware.detected().mkl_packing == "off":
+        pytest.skip("this PyTorch build has no MKL")
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    with hardware.forced(cpu_bf16=cpu_bf16, mkl_packing=mkl_packing), torch.autocast("cpu", dtype=torch.bfloat16):
+        out = translate_ids(model, input_ids, attention_mask)
+        reference = expected_ids(model, input_ids, attention_mask)
+    assert out.shape[0] == reference.shape[0] and (out[:, :2] == reference[:, :2]).all()
+
+
+def test_the_model_is_left_as_it_was_also_after_an_error():
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    linear_types = [type(m) for m in model.modules()]
+    with pytest.raises(ValueError, match="num_return_sequences"):
+        with FastDecoder(model, pack_weights=True) as decoder:
+            assert model.config._attn_implementation == "zhen_decoding"
+            decoder.generate(input_ids, attention_mask, num_beams=2, num_return_sequences=3)
+    assert model.config._attn_implementation == "sdpa"
+    assert [type(m) for m in model.modules()] == linear_types
+    assert_same_as_generate(model, input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=6)
+
+
+def test_sessions_from_two_threads_take_turns():
+    import threading
+
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH,
+                              max_new_tokens=6)  # fmt: skip
+    results = []
+
+    def work():
+        with FastDecoder(model) as decoder:
+            results.append(decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=6))
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 3 and all(torch.equal(r, expected) for r in results)

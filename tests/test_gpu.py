@@ -68,3 +68,45 @@ def test_flash_attention_matches_sdpa_with_padded_sources(tmp_path):
     input_ids, attention_mask, labels = padded_batch("cuda")
     kwargs = dict(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
     torch.testing.assert_close(flash(**kwargs).logits.float(), sdpa(**kwargs).logits.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_fast_training_equals_the_plain_model_on_gpu(tmp_path):
+    """Packed batches with grouped SDPA and the fused loss on CUDA: the plain model's loss and gradients; bf16 runs."""
+    from zhen.batching import Seq2SeqCollator
+    from zhen.fast_training import FastTraining
+
+    model = model_on_gpu(tmp_path, "sdpa", dropout=0.0).train()
+    input_ids, attention_mask, labels = padded_batch("cpu")
+    examples = [
+        {"input_ids": ids[mask.bool()].tolist(), "labels": row[row != -100].tolist()}
+        for ids, mask, row in zip(input_ids, attention_mask, labels)
+    ]
+    batch = Seq2SeqCollator(PAD)(examples)
+
+    def loss_and_gradients(compute):
+        model.zero_grad()
+        loss = compute()
+        loss.backward()
+        return loss, {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    plain = loss_and_gradients(lambda: model(**{k: v.cuda() for k, v in batch.items()}).loss)
+    fast = FastTraining(model)
+    assert "CpuDropout" not in fast.describe()
+    loss, grads = loss_and_gradients(lambda: fast.loss(model, batch))
+    torch.testing.assert_close(loss, plain[0], rtol=1e-4, atol=1e-5)
+    for name in grads:
+        torch.testing.assert_close(grads[name], plain[1][name], rtol=1e-3, atol=1e-5, msg=name)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        assert torch.isfinite(fast.loss(model, batch))
+
+
+def test_fast_decoder_equals_generate_on_gpu(tmp_path):
+    from zhen.fast_generation import FastDecoder
+
+    model = model_on_gpu(tmp_path, "sdpa", position_embedding_type="rope")
+    input_ids, attention_mask, _ = padded_batch("cuda")
+    for num_beams in (1, 3):
+        kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=10, num_beams=num_beams)
+        expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        with FastDecoder(model) as decoder:
+            assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected)

@@ -8,15 +8,8 @@ import torch
 from safetensors import safe_open
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, ZhenModel, modeling_zhen
-from zhen.modeling_zhen import (
-    ChunkedLinearCrossEntropy,
-    ZhenAttention,
-    ZhenPreTrainedModel,
-    ZhenRotaryEmbedding,
-    ZhenSinusoidalPositionalEmbedding,
-    apply_rotary_pos_emb,
-)
+from zhen import ZhenConfig, ZhenForConditionalGeneration, ZhenModel
+from zhen.modeling_zhen import ZhenRotaryEmbedding, ZhenSinusoidalPositionalEmbedding, apply_rotary_pos_emb
 
 
 VARIANTS = list(itertools.product(["sinusoidal", "learned", "rope"], [True, False]))
@@ -312,8 +305,12 @@ def test_gradient_checkpointing_gives_the_same_gradients(normalize_before):
 # --- positions -----------------------------------------------------------------------------------------------------
 
 
+def rope_config(**rope) -> ZhenConfig:
+    return tiny_config(position_embedding_type="rope", rope_parameters=rope or None)
+
+
 def test_rope_scores_depend_only_on_relative_position():
-    rotary = ZhenRotaryEmbedding(head_dim=16, theta=10000.0)
+    rotary = ZhenRotaryEmbedding(rope_config(), head_dim=16)
     torch.manual_seed(0)
     q, k = torch.randn(1, 2, 6, 16), torch.randn(1, 2, 6, 16)
 
@@ -375,8 +372,13 @@ def test_sinusoidal_table_survives_from_pretrained(tmp_path):
     reloaded = ZhenForConditionalGeneration.from_pretrained(tmp_path)
     table = reloaded.model.encoder.embed_positions
     torch.testing.assert_close(table.weight, table.create_weight())
-    rope = ZhenForConditionalGeneration.from_pretrained(tmp_path, position_embedding_type="rope")
-    torch.testing.assert_close(rope.model.decoder.rotary_emb.inv_freq, rope.model.decoder.rotary_emb.compute_inv_freq())
+    tiny_model(position_embedding_type="rope", rope_parameters={"rope_type": "linear", "factor": 2.0}).save_pretrained(
+        tmp_path / "rope"
+    )
+    rotary = ZhenForConditionalGeneration.from_pretrained(tmp_path / "rope").model.decoder.rotary_emb
+    expected = 1.0 / (10000.0 ** (torch.arange(0, 16, 2).float() / 16)) / 2.0
+    torch.testing.assert_close(rotary.inv_freq, expected)
+    torch.testing.assert_close(rotary.original_inv_freq, expected)
 
 
 def test_rotary_matches_transformers_llama_rotary():
@@ -385,7 +387,7 @@ def test_rotary_matches_transformers_llama_rotary():
     from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as llama_apply
 
     llama = LlamaRotaryEmbedding(LlamaConfig(hidden_size=64, num_attention_heads=4, rope_theta=5000.0))
-    ours = ZhenRotaryEmbedding(head_dim=16, theta=5000.0)
+    ours = ZhenRotaryEmbedding(rope_config(rope_type="default", rope_theta=5000.0), head_dim=16)
     torch.manual_seed(0)
     q, k = torch.randn(2, 4, 9, 16), torch.randn(2, 4, 9, 16)
     positions = torch.arange(3, 12)[None].expand(2, -1)
@@ -434,286 +436,6 @@ def test_num_items_in_batch_makes_accumulated_gradients_equal_the_full_batch():
     torch.testing.assert_close(accumulated, full, rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
-@pytest.mark.parametrize("loss_chunk_size,attention_groups", [(None, 1), (4, 3)])
-def test_training_skips_padding_with_the_same_loss_and_gradients(
-    monkeypatch, position_embedding_type, normalize_before, loss_chunk_size, attention_groups
-):
-    """Training passes run projections, feed-forward layers and norms on real tokens only: source padding, and target
-    positions after a row's last label (a -100 inside a row is kept); attention runs per group of rows of similar
-    source length, each padded to its longest row only. Loss and gradients must equal the padded layout's, and the
-    layers must really see fewer rows."""
-    input_ids, attention_mask, _ = padded_batch()
-    labels = torch.tensor([[ZH, 20, 21, EOS, -100], [ZH, 22, EOS, -100, -100], [ZH, -100, 24, EOS, -100]])
-    monkeypatch.setattr(modeling_zhen, "MIN_GROUP_ROWS", 1)
-    monkeypatch.setattr(ZhenPreTrainedModel, "attention_groups", attention_groups)
-    widths_seen, attend = [], ZhenAttention._attend
-
-    def recording_attend(self, query, key, *args, **kwargs):
-        widths_seen.append(key.shape[2])
-        return attend(self, query, key, *args, **kwargs)
-
-    monkeypatch.setattr(ZhenAttention, "_attend", recording_attend)
-    rows_seen = {}
-
-    def run(skip_padding):
-        monkeypatch.setattr(ZhenPreTrainedModel, "skip_padding", skip_padding)
-        model = tiny_model(
-            seed=4, dropout=0.0, label_smoothing=0.1, position_embedding_type=position_embedding_type,
-            normalize_before=normalize_before,
-        ).train()  # fmt: skip
-        model.loss_chunk_size = loss_chunk_size
-        for stack in ("encoder", "decoder"):
-            fc1 = getattr(model.model, stack).layers[0].mlp.fc1
-            fc1.register_forward_hook(lambda m, args, out, stack=stack: rows_seen.__setitem__(stack, args[0].shape))
-        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-        loss.backward()
-        return loss, {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
-
-    padded_loss, padded_grads = run(False)
-    assert rows_seen == {"encoder": (3, 6, 64), "decoder": (3, 5, 64)}
-    widths_seen.clear()
-    loss, grads = run(True)
-    assert rows_seen == {"encoder": (6 + 4 + 3, 64), "decoder": (4 + 3 + 4, 64)}
-    # encoder self-attention keys: the source rows, sorted by length (3, 4, 6); grouped: each group its own width
-    assert widths_seen[0:attention_groups] == ([6] if attention_groups == 1 else [3, 4, 6])
-    torch.testing.assert_close(loss, padded_loss)
-    assert grads.keys() == padded_grads.keys()
-    for name in grads:
-        torch.testing.assert_close(grads[name], padded_grads[name], rtol=1e-4, atol=1e-6, msg=name)
-
-
-@pytest.mark.parametrize("tie_word_embeddings", [True, False])
-def test_one_embedding_lookup_for_source_and_target_gives_the_same_gradients(monkeypatch, tie_word_embeddings):
-    """Training embeds source and target with one lookup of a shared table; loss and gradients must not change."""
-    input_ids, attention_mask, labels = padded_batch()
-    lookups = []
-
-    def loss_and_gradients(one_lookup):
-        monkeypatch.setattr(ZhenModel, "shares_one_lookup", lambda self, *args: one_lookup and original(self, *args))
-        model = tiny_model(seed=6, dropout=0.0, tie_word_embeddings=tie_word_embeddings).train()
-        model.model.encoder.embed_tokens.register_forward_hook(lambda m, args, out: lookups.append(args[0].shape))
-        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-        loss.backward()
-        return loss, {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
-
-    original = ZhenModel.shares_one_lookup
-    (two_loss, two_grads), (one_loss, one_grads) = loss_and_gradients(False), loss_and_gradients(True)
-    # the encoder's table: for the source, then (tied) once for source and target together
-    assert lookups == [(3, 6), (18 + 12,) if tie_word_embeddings else (3, 6)]
-    torch.testing.assert_close(one_loss, two_loss)
-    assert one_grads.keys() == two_grads.keys()
-    for name in one_grads:
-        torch.testing.assert_close(one_grads[name], two_grads[name], rtol=1e-5, atol=1e-7, msg=name)
-
-
-def test_attention_groups_handle_a_row_without_labels(monkeypatch):
-    """A row whose labels are all -100 has no decoder tokens at all; alone in its attention group it is skipped."""
-    monkeypatch.setattr(modeling_zhen, "MIN_GROUP_ROWS", 1)
-    monkeypatch.setattr(ZhenPreTrainedModel, "attention_groups", 3)
-    input_ids, attention_mask, labels = padded_batch()
-    labels[2] = -100  # the shortest source: a group of its own
-
-    def loss_and_gradient(skip_padding):
-        monkeypatch.setattr(ZhenPreTrainedModel, "skip_padding", skip_padding)
-        model = tiny_model(seed=5, dropout=0.0).train()
-        loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-        loss.backward()
-        return loss, model.model.encoder.layers[0].self_attn.qkv_proj.weight.grad
-
-    padded, unpadded = loss_and_gradient(False), loss_and_gradient(True)
-    torch.testing.assert_close(unpadded[0], padded[0])
-    torch.testing.assert_close(unpadded[1], padded[1], rtol=1e-4, atol=1e-6)
-
-
-def test_skipping_padding_keeps_padded_outputs():
-    """Training outputs keep the (batch, seq) layout, recorded per-layer states included; eval passes are untouched."""
-    model = tiny_model(dropout=0.0).train()
-    input_ids, attention_mask, labels = padded_batch()
-    out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, output_hidden_states=True)
-    assert out.encoder_last_hidden_state.shape == (3, 6, 64)
-    assert all(h.shape == (3, 6, 64) for h in out.encoder_hidden_states)
-    assert all(h.shape == (3, 4, 64) for h in out.decoder_hidden_states)
-    encoder_out = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-    torch.testing.assert_close(encoder_out[attention_mask.bool()], out.encoder_last_hidden_state[attention_mask.bool()])
-    assert encoder_out[~attention_mask.bool()].eq(0).all()  # zeros where nothing was computed
-
-
-@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
-@pytest.mark.parametrize("tie_word_embeddings", [True, False])
-def test_chunked_loss_gives_the_same_loss_and_gradients(label_smoothing, tie_word_embeddings):
-    """`loss_chunk_size` computes the LM head and loss chunk by chunk in training; loss and every gradient must equal
-    the plain path's, padding (-100) and `num_items_in_batch` included, and no logits are returned."""
-    input_ids, attention_mask, labels = padded_batch()
-
-    def loss_and_gradients(chunk_size):
-        model = tiny_model(seed=2, label_smoothing=label_smoothing, tie_word_embeddings=tie_word_embeddings).train()
-        model.loss_chunk_size = chunk_size
-        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, num_items_in_batch=20)
-        out.loss.backward()
-        return out, {n: p.grad for n, p in model.named_parameters() if p.grad is not None}
-
-    (plain, plain_grads), (chunked, chunked_grads) = loss_and_gradients(None), loss_and_gradients(4)
-    assert plain.logits is not None and chunked.logits is None
-    torch.testing.assert_close(chunked.loss, plain.loss)
-    assert plain_grads.keys() == chunked_grads.keys()
-    for name in plain_grads:
-        torch.testing.assert_close(chunked_grads[name], plain_grads[name], rtol=1e-4, atol=1e-6, msg=name)
-
-
-@pytest.mark.parametrize(
-    "labelled,autocast,native_bf16",
-    [(slice(None), False, True), (slice(0), False, True), (slice(None), True, True), (slice(None), True, False)],
-    ids=["fp32", "none", "bf16", "bf16-emulated"],
-)
-def test_fused_loss_matches_lm_head_plus_cross_entropy(monkeypatch, labelled, autocast, native_bf16):
-    """The fused LM head + loss against `hidden @ weight.T` and `cross_entropy`: several chunks (the first writes the
-    weight gradient, the rest add to it), a batch without any labelled row, and bfloat16 autocast on a CPU with and
-    without bfloat16 instructions (without, the products run in float32)."""
-    monkeypatch.setattr(modeling_zhen, "cpu_has_bf16", lambda: native_bf16)
-    torch.manual_seed(0)
-    hidden, weight = torch.randn(11, 16, requires_grad=True), torch.randn(37, 16, requires_grad=True)
-    labels = torch.full((11,), -100)
-    labels[labelled] = torch.randint(0, 37, (11,))[labelled]
-    labels[3] = -100
-
-    def loss_and_gradients(fused):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            if fused:
-                loss = ChunkedLinearCrossEntropy.apply(hidden, weight, labels, 0.1, 4)
-            else:
-                logits = (hidden @ weight.t()).float()
-                loss = torch.nn.functional.cross_entropy(logits, labels, reduction="sum", label_smoothing=0.1)
-        (2 * loss).backward()
-        grads = hidden.grad.clone(), weight.grad.clone()
-        hidden.grad = weight.grad = None
-        return loss, *grads
-
-    tolerance = dict(rtol=2e-2, atol=2e-2) if autocast else dict(rtol=1e-5, atol=1e-5)
-    for fused, reference in zip(loss_and_gradients(True), loss_and_gradients(False)):
-        torch.testing.assert_close(fused.float(), reference.float(), **tolerance)
-
-
-def test_chunked_loss_is_off_in_eval_and_without_gradients():
-    model = tiny_model()
-    model.loss_chunk_size = 4
-    input_ids, attention_mask, labels = padded_batch()
-    assert model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).logits is not None  # eval mode
-    with torch.no_grad():
-        assert model.train()(input_ids=input_ids, attention_mask=attention_mask, labels=labels).logits is not None
-
-
-def test_chunked_loss_refuses_a_second_backward_clearly():
-    """The fused loss scales its precomputed gradients in place; backpropagating it twice must say so and how to
-    avoid it, not fail on a modified saved tensor or return wrong gradients."""
-    model = tiny_model().train()
-    model.loss_chunk_size = 4
-    input_ids, attention_mask, labels = padded_batch()
-    loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-    loss.backward(retain_graph=True)
-    with pytest.raises(RuntimeError, match="loss_chunk_size = None"):
-        loss.backward()
-
-
-@pytest.mark.parametrize("native_bf16", [False, True])
-def test_bf16_training_attention_runs_in_float32_where_the_cpu_emulates_bf16(monkeypatch, native_bf16):
-    """Under bfloat16 autocast on a CPU without bfloat16 instructions, training attention (SDPA) runs in float32,
-    where its backward is 3-4x faster; on a CPU with them, and without gradients, it stays bfloat16. The loss stays
-    that of float32 training within bfloat16's precision."""
-    monkeypatch.setattr(modeling_zhen, "cpu_has_bf16", lambda: native_bf16)
-    dtypes, sdpa = [], torch.nn.functional.scaled_dot_product_attention
-
-    def recording_sdpa(query, *args, **kwargs):
-        dtypes.append(query.dtype)
-        return sdpa(query, *args, **kwargs)
-
-    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording_sdpa)
-    input_ids, attention_mask, labels = padded_batch()
-    model = tiny_model(seed=3, dropout=0.0).train()
-    batch = dict(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        loss = model(**batch).loss
-    loss.backward()
-    assert dtypes and set(dtypes) == {torch.bfloat16 if native_bf16 else torch.float32}
-    assert all(p.grad.isfinite().all() for p in model.parameters() if p.grad is not None)
-    torch.testing.assert_close(loss.float(), model(**batch).loss, rtol=2e-2, atol=2e-2)
-    dtypes.clear()
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        model(**batch)
-    assert set(dtypes) == {torch.bfloat16}
-
-
-@pytest.mark.parametrize("autocast", [True, False], ids=["bf16-autocast", "bf16-weights"])
-def test_bf16_linear_where_the_cpu_emulates_bf16_does_bf16_arithmetic_in_float32(monkeypatch, autocast):
-    """Without bfloat16 instructions, `ZhenLinear`'s bf16 products run as float32 GEMMs of the bf16 values: the same
-    arithmetic as the bf16 GEMM (exact products, float32 sums), so outputs and gradients equal those of `nn.Linear`
-    under autocast up to the order of summation, in the same dtypes."""
-    torch.manual_seed(0)
-    linear = modeling_zhen.ZhenLinear(64, 96)
-    if not autocast:
-        linear.bfloat16()
-    x = torch.randn(10, 7, 64, dtype=linear.weight.dtype, requires_grad=True)  # 70 rows: enough for float32 GEMMs
-    in_float32, apply = [], modeling_zhen.Bf16LinearInFloat32.apply
-
-    def recording_apply(*args):
-        in_float32.append(True)
-        return apply(*args)
-
-    monkeypatch.setattr(modeling_zhen.Bf16LinearInFloat32, "apply", recording_apply)
-
-    def output_and_gradients(native_bf16):
-        monkeypatch.setattr(modeling_zhen, "cpu_has_bf16", lambda: native_bf16)
-        x.grad = None
-        linear.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            y = linear(x)
-        (y.float() * torch.linspace(-1, 1, 96)).sum().backward()
-        return y, x.grad, linear.weight.grad, linear.bias.grad
-
-    native = output_and_gradients(True)
-    assert not in_float32
-    emulated = output_and_gradients(False)
-    assert in_float32 == [True]
-    for got, expected in zip(emulated, native):
-        assert got.dtype == expected.dtype
-        torch.testing.assert_close(got, expected, rtol=8e-3, atol=1e-2)
-    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):  # a few rows (decoding) stay nn.Linear's
-        linear(x[:1])
-    assert in_float32 == [True]
-    assert not modeling_zhen.emulates_bf16(x.float(), linear.weight.float())  # float32 stays nn.Linear's
-
-
-def test_bf16_training_where_the_cpu_emulates_bf16_is_as_precise_as_native_bf16(monkeypatch):
-    """A bf16 autocast training step of the whole model (fused loss included) on a CPU without bfloat16 instructions
-    is as close to float32 training as PyTorch's own bf16 path: same loss, gradients as far from float32's."""
-    monkeypatch.setattr(modeling_zhen.ZhenLinear, "FLOAT32_GEMM_MIN_ROWS", 1)  # this small batch's products too
-    input_ids, attention_mask, labels = padded_batch()
-    model = tiny_model(seed=3, dropout=0.0).train()
-    model.loss_chunk_size = 4
-
-    def loss_and_gradients(native_bf16, autocast=True):
-        monkeypatch.setattr(modeling_zhen, "cpu_has_bf16", lambda: native_bf16)
-        model.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
-            loss = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
-        loss.backward()
-        return loss, {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
-
-    float32_loss, float32_grads = loss_and_gradients(True, autocast=False)
-    (native_loss, native_grads), (loss, grads) = loss_and_gradients(True), loss_and_gradients(False)
-    torch.testing.assert_close(loss, native_loss, rtol=1e-2, atol=1e-2)
-    torch.testing.assert_close(loss, float32_loss, rtol=1e-2, atol=1e-2)
-
-    def relative_errors(gradients):
-        assert gradients.keys() == float32_grads.keys()
-        return torch.stack(
-            [(g - float32_grads[n]).abs().max() / float32_grads[n].abs().max() for n, g in gradients.items()]
-        )
-
-    errors, native_errors = relative_errors(grads), relative_errors(native_grads)
-    assert errors.max() < 0.1 and errors.mean() <= 1.25 * native_errors.mean()
-
-
 # --- config --------------------------------------------------------------------------------------------------------
 
 
@@ -739,10 +461,10 @@ def test_bf16_training_where_the_cpu_emulates_bf16_is_as_precise_as_native_bf16(
         (dict(vocab_size=4), "vocab_size"),
         (dict(label_smoothing=1.0), "label_smoothing"),
         (dict(pad_token_id=50000), "pad_token_id"),
-        (
-            dict(position_embedding_type="rope", rope_parameters={"rope_type": "yarn", "factor": 2.0}),
-            "rope_parameters",
-        ),
+        (dict(position_embedding_type="rope", rope_parameters={"rope_type": "spiral"}), "rope_parameters"),
+        (dict(position_embedding_type="rope", rope_parameters={"rope_theta": -1.0}), "rope_parameters"),
+        (dict(position_embedding_type="sinusoidal", rope_parameters={"rope_type": "linear"}), "rope_parameters"),
+        (dict(position_embedding_type="learned", rope_theta=500.0), "rope_parameters"),
     ],
 )
 def test_invalid_config_raises_value_error_naming_the_field(overrides, field):
@@ -762,44 +484,138 @@ def test_presets_and_attribute_map():
     small = ZhenConfig.from_preset("small")
     assert 256 <= small.d_model <= 384 and 3 <= small.encoder_layers <= 6 and 3 <= small.decoder_layers <= 6
     assert base.hidden_size == 512 and base.num_attention_heads == 8 and base.num_hidden_layers == 6
-    assert ZhenConfig(rope_theta=500.0).rope_parameters == {"rope_type": "default", "rope_theta": 500.0}
+    rope = ZhenConfig(position_embedding_type="rope", rope_theta=500.0)
+    assert rope.rope_parameters == {"rope_type": "default", "rope_theta": 500.0}
     with pytest.raises(ValueError, match="Unknown preset"):
         ZhenConfig.from_preset("huge")
 
 
-@pytest.mark.parametrize("p", [0.1, 0.3])
-def test_cpu_dropout_drops_p_and_keeps_expectations(p):
-    """zhen's CPU dropout draws its mask from 15-bit integers: the drop rate must be p, kept values scaled so that the
-    expectation is unchanged, the gradient masked the same way, and the mask reproducible from the seed."""
-    from zhen.modeling_zhen import dropout
+def test_only_rope_configs_carry_rope_parameters(tmp_path):
+    """Sinusoidal and learned configs have no RoPE fields that the model would ignore; configs saved by zhen 0.1 (which
+    wrote the default RoPE settings for every position type) still load."""
+    for position_embedding_type in ("sinusoidal", "learned"):
+        config = tiny_config(position_embedding_type=position_embedding_type)
+        assert config.rope_parameters is None
+        config.save_pretrained(tmp_path)
+        assert AutoConfig.from_pretrained(tmp_path).rope_parameters is None
+        legacy = ZhenConfig(**{**config.to_dict(), "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0}})
+        assert legacy.rope_parameters is None
+    config = tiny_config()
+    config.rope_parameters = {"rope_type": "linear", "factor": 2.0}  # set afterwards: refused when the model is built
+    with pytest.raises(ValueError, match="position_embedding_type='rope'"):
+        ZhenForConditionalGeneration(config)
 
-    x = (torch.rand(400, 501) + 1).requires_grad_()
+
+def encoder_outputs_for(config, input_ids) -> torch.Tensor:
     torch.manual_seed(0)
-    y = dropout(x, p, training=True)
-    kept = y != 0
-    assert abs((1 - kept.float().mean()).item() - p) < 0.005
-    for lane in range(4):  # four 15-bit draws per 64-bit integer: each must drop at rate p
-        assert abs((1 - kept.flatten()[lane::4].float().mean()).item() - p) < 0.008
-    rounded_p = round(p * 32768) / 32768
-    torch.testing.assert_close(y[kept], x[kept] / (1 - rounded_p))
-    assert abs((y.sum() / x.sum()).item() - 1) < 0.01
-    y.backward(torch.ones_like(y))
-    torch.testing.assert_close(x.grad, kept / (1 - rounded_p))
-    torch.manual_seed(0)
-    assert torch.equal(dropout(x, p, training=True) != 0, kept)
-    assert dropout(x, p, training=False) is x
-    # with a residual: the same mask, the residual added in the same pass and its gradient passed through
-    residual, x.grad = torch.randn(400, 501, requires_grad=True), None
-    torch.manual_seed(0)
-    out = dropout(x, p, training=True, residual=residual)
-    torch.testing.assert_close(out, residual + y)
-    out.backward(torch.ones_like(out))
-    torch.testing.assert_close(x.grad, kept / (1 - rounded_p))
-    assert torch.equal(residual.grad, torch.ones_like(residual))
-    torch.testing.assert_close(dropout(x, p, training=False, residual=residual), residual + x)
-    # bfloat16 keeps the exact float32 scale (a bfloat16 mask would round it)
-    x16 = x.detach().bfloat16()
-    torch.manual_seed(0)
-    y16 = dropout(x16, p, training=True)
-    assert torch.equal(y16 != 0, kept)
-    torch.testing.assert_close(y16[kept], (x16[kept].float() / (1 - rounded_p)).bfloat16())
+    return ZhenModel(config).eval().get_encoder()(input_ids=input_ids).last_hidden_state
+
+
+@pytest.mark.parametrize("scaling_type", ["linear", "dynamic", "yarn"])
+@pytest.mark.parametrize("set_afterwards", [False, True], ids=["at-construction", "set-afterwards"])
+def test_rope_scaling_changes_outputs_as_transformers_expects(scaling_type, set_afterwards):
+    """As Transformers' `test_model_rope_scaling_from_config`: a RoPE type from `rope_parameters`, given at
+    construction or set on the config afterwards (also through the legacy `rope_scaling`), changes the outputs of
+    short inputs (linear, yarn) or only of inputs longer than `max_position_embeddings` (dynamic)."""
+    short_input = torch.randint(6, 40, (1, 10))
+    long_input = torch.randint(6, 40, (1, int(1.5 * 256)))  # the tiny preset is sized for 256 positions
+    original = tiny_config(position_embedding_type="rope")
+    rope = {"rope_type": scaling_type, "factor": 10.0}
+    if set_afterwards:
+        scaled = tiny_config(position_embedding_type="rope")
+        if scaling_type == "yarn":
+            scaled.rope_scaling = {"type": scaling_type, "factor": 10.0}  # the legacy alias, standardized on set
+        else:
+            scaled.rope_parameters = rope
+    else:
+        scaled = tiny_config(position_embedding_type="rope", rope_parameters=rope)
+    original_short, original_long = (encoder_outputs_for(original, x) for x in (short_input, long_input))
+    scaled_short, scaled_long = (encoder_outputs_for(scaled, x) for x in (short_input, long_input))
+    if scaling_type == "dynamic":
+        torch.testing.assert_close(scaled_short, original_short, rtol=1e-5, atol=1e-5)
+    else:
+        assert not torch.allclose(scaled_short, original_short, atol=1e-5)
+    assert not torch.allclose(scaled_long, original_long, atol=1e-5)
+
+
+def test_rope_scaling_survives_save_and_load(tmp_path):
+    model = tiny_model(position_embedding_type="rope", rope_parameters={"rope_type": "dynamic", "factor": 4.0})
+    model.save_pretrained(tmp_path)
+    reloaded = ZhenForConditionalGeneration.from_pretrained(tmp_path).eval()
+    assert reloaded.model.encoder.rotary_emb.rope_type == "dynamic"
+    long_input = torch.randint(6, 40, (1, 300))
+    torch.testing.assert_close(
+        reloaded.get_encoder()(input_ids=long_input).last_hidden_state,
+        model.get_encoder()(input_ids=long_input).last_hidden_state,
+    )
+
+
+def test_missing_or_unexpected_weights_are_an_error(tmp_path):
+    """A checkpoint whose config.json no longer matches its weights (here: decoder_layers edited from 2 to 1) must not
+    load silently with half a decoder."""
+    import json
+
+    tiny_model().save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**config, "decoder_layers": 1}))
+    with pytest.raises(ValueError, match=r"do not match its configuration .*unexpected keys.*decoder\.layers\.1"):
+        AutoModelForSeq2SeqLM.from_pretrained(tmp_path)
+    model = ZhenForConditionalGeneration.from_pretrained(tmp_path, strict=False)  # on purpose: allowed
+    assert len(model.model.decoder.layers) == 1
+    (tmp_path / "config.json").write_text(json.dumps({**config, "decoder_layers": 3}))
+    with pytest.raises(ValueError, match=r"missing keys.*decoder\.layers\.2"):
+        ZhenForConditionalGeneration.from_pretrained(tmp_path)
+
+
+def test_save_pretrained_writes_the_pipeline_code(tmp_path):
+    """A plain `save_pretrained` gives a folder the `translation` pipeline can load as custom code."""
+    import json
+
+    tiny_model().save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["custom_pipelines"]["translation"]["impl"] == "pipeline_zhen.ZhenTranslationPipeline"
+    assert (tmp_path / "pipeline_zhen.py").read_text().startswith("# Copyright")
+
+
+# --- torch.compile -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("position_embedding_type", ["sinusoidal", "learned", "rope"])
+def test_compiled_model_trains_like_the_eager_model(position_embedding_type):
+    """`torch.compile(model)` in train mode: forward and backward on a padded batch of 32 sentences, with one graph
+    (fullgraph) and the eager model's loss and gradients."""
+    torch._dynamo.reset()
+    generator = torch.Generator().manual_seed(0)
+    input_ids, attention_mask, labels = reverse_task_batch(generator, batch_size=32)
+
+    def loss_and_gradients(compiled: bool):
+        model = tiny_model(seed=2, dropout=0.0, position_embedding_type=position_embedding_type).train()
+        forward = torch.compile(model, backend="aot_eager", fullgraph=True) if compiled else model
+        loss = forward(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss
+        loss.backward()
+        return loss, {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+
+    (loss, grads), (compiled_loss, compiled_grads) = loss_and_gradients(False), loss_and_gradients(True)
+    torch.testing.assert_close(compiled_loss, loss)
+    for name in grads:
+        torch.testing.assert_close(compiled_grads[name], grads[name], rtol=1e-4, atol=1e-6, msg=name)
+
+
+@pytest.mark.parametrize("position_embedding_type", ["sinusoidal", "learned", "rope"])
+def test_generate_with_a_compiled_forward(position_embedding_type):
+    """As Transformers' `test_generate_compile_model_forward_fullgraph`: generation with a static cache and the
+    forward compiled in one graph gives the eager model's tokens."""
+    from transformers import CompileConfig
+
+    torch._dynamo.reset()
+    model = tiny_model(position_embedding_type=position_embedding_type)
+    input_ids, attention_mask, _ = padded_batch()
+    kwargs = dict(input_ids=input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH, max_new_tokens=6,
+                  min_new_tokens=6, do_sample=False)  # fmt: skip
+    expected = model.generate(**kwargs)
+    compile_config = CompileConfig(fullgraph=True, backend="aot_eager", dynamic=False)
+    compile_config._compile_all_devices = True  # compile on the CPU too
+    model.generation_config.compile_config = compile_config
+    compiled = model.generate(**kwargs, cache_implementation="static")
+    assert model._compiled_call is not None  # the forward really ran compiled
+    assert torch.equal(compiled, expected)

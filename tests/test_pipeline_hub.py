@@ -72,8 +72,11 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
 def test_make_hub_ready_completes_a_save_pretrained_folder(tiny_checkpoint, tmp_path):
     folder = tmp_path / "plain"
     shutil.copytree(tiny_checkpoint, folder)
-    for name in ("modeling_zhen.py", "README.md"):
+    for name in ("modeling_zhen.py", "pipeline_zhen.py", "README.md"):
         (folder / name).unlink(missing_ok=True)
+    config = json.loads((folder / "config.json").read_text())
+    del config["custom_pipelines"]
+    (folder / "config.json").write_text(json.dumps(config))
     assert "README.md is missing" in hub.missing_hub_files(folder)
     assert "config.json has no custom_pipelines entry for 'translation'" in hub.missing_hub_files(folder)
     hub.make_hub_ready(folder, repo_id="me/zhen-tiny")
@@ -162,9 +165,12 @@ def test_push_uploads_a_complete_folder(hub_folder, monkeypatch):
     )
 
 
-def test_push_refuses_an_incomplete_folder(tiny_checkpoint, monkeypatch):
+def test_push_refuses_an_incomplete_folder(tiny_checkpoint, monkeypatch, tmp_path):
     FakeHfApi.calls = []
     monkeypatch.setattr(hub, "HfApi", FakeHfApi)
+    folder = tmp_path / "incomplete"
+    shutil.copytree(tiny_checkpoint, folder)
+    (folder / "pipeline_zhen.py").unlink()
     with pytest.raises(ValueError, match="not a complete zhen Hub repository: .*pipeline_zhen.py is missing"):
-        hub.push_to_hub(tiny_checkpoint, "me/zhen-tiny")
+        hub.push_to_hub(folder, "me/zhen-tiny")
     assert FakeHfApi.calls == []

@@ -16,10 +16,10 @@ import torch
 from accelerate.state import AcceleratorState
 from safetensors.torch import load_file, save_file
 
-from zhen import training
+from zhen import hardware
 from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
-from zhen.training import lr_lambda, resolve_mixed_precision, train
+from zhen.training import lr_lambda, train
 from zhen.training_config import TrainingConfig, read_config_file, resolve_config
 
 
@@ -218,24 +218,36 @@ def test_average_checkpoints(tmp_path):
 # --- end to end -------------------------------------------------------------------------------------------------------
 
 
-def test_tiny_end_to_end_run_exports_a_model_that_translates(tmp_path):
+@pytest.mark.parametrize(
+    "mixed_precision,cpu_bf16,runs_in",
+    [("no", "emulated", "no"), ("bf16", "native", "bf16"), ("bf16", "emulated", "bf16"), ("auto", "native", "bf16"),
+     ("auto", "emulated", "no")],
+)  # fmt: skip
+def test_sample_recipe_end_to_end_on_every_cpu(tmp_path, mixed_precision, cpu_bf16, runs_in):
+    """The README's first command (the bundled sample recipe, shortened) on a CPU with and without native bf16 and
+    under each `--mixed-precision`: training, validation loss and BLEU (translating under the training precision),
+    checkpoint and export, whose model loads with the Auto classes and translates."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     import zhen
 
-    config = resolve_config(["--output-dir", str(tmp_path), "--max-steps", "12", "--eval-steps", "6", *TINY])
-    export = train(config)
-
+    args = ["--output-dir", str(tmp_path), "--max-steps", "8", "--eval-steps", "4", "--save-steps", "8",
+            "--eval-bleu-samples", "8", "--mixed-precision", mixed_precision]  # fmt: skip
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        export = train(resolve_config(args))
+    assert AcceleratorState().mixed_precision == runs_in
     assert export == tmp_path / "model"
-    for name in ("model.safetensors", "config.json", "generation_config.json", "tokenizer.json",
-                 "training_config.json", "README.md", "training_curve.png", "modeling_zhen.py"):  # fmt: skip
+    exported = ("model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "training_config.json",
+                "README.md", "training_curve.png", "modeling_zhen.py", "pipeline_zhen.py")  # fmt: skip
+    for name in exported:
         assert (export / name).is_file(), name
     resolved = json.loads((tmp_path / "training_config.json").read_text())
-    assert resolved["max_steps"] == 12 and resolved["tokenizer"] == str(tmp_path / "tokenizer")
+    assert resolved["max_steps"] == 8 and resolved["tokenizer"] == str(tmp_path / "tokenizer")
     history = json.loads((tmp_path / "history.json").read_text())
     evals = [h for h in history if h["type"] == "eval"]
-    assert [h["step"] for h in evals] == [6, 12] and "sample/en-zh/bleu" in evals[0]
+    assert [h["step"] for h in evals] == [4, 8] and "sample/en-zh/bleu" in evals[0]
     assert evals[1]["loss"] < evals[0]["loss"]
+    assert "zhen_packed_sdpa" not in (export / "config.json").read_text()  # the fast path is not exported
 
     model = AutoModelForSeq2SeqLM.from_pretrained(export)
     tokenizer = AutoTokenizer.from_pretrained(export)
@@ -243,6 +255,26 @@ def test_tiny_end_to_end_run_exports_a_model_that_translates(tmp_path):
     assert model.generation_config.num_beams == 4
     [output] = zhen.translate(["I like tea."], model=model, tokenizer=tokenizer, src_lang="en", tgt_lang="zh")
     assert isinstance(output, str)
+
+
+def test_validation_bleu_uses_the_current_weights(tmp_path):
+    """The BLEU of an evaluation is the BLEU of the weights at that step: a run resumed from a checkpoint records the
+    same BLEU at the next evaluation as the uninterrupted run (they hold identical parameters there)."""
+    common = [*TINY, "--max-steps", "12", "--save-steps", "6", "--eval-steps", "6", "--eval-bleu-samples", "16",
+              "--seed", "5"]  # fmt: skip
+    train(resolve_config(["--output-dir", str(tmp_path / "straight"), *common]))
+    AcceleratorState._reset_state(True)
+    train(resolve_config(["--output-dir", str(tmp_path / "resumed"), *common, "--max-steps", "6"]))
+    AcceleratorState._reset_state(True)
+    train(resolve_config(["--output-dir", str(tmp_path / "resumed"), *common, "--resume"]))
+
+    def evaluations(folder):
+        history = json.loads((tmp_path / folder / "history.json").read_text())
+        return {h["step"]: h for h in history if h["type"] == "eval"}
+
+    straight, resumed = evaluations("straight"), evaluations("resumed")
+    for key in ("sample/en-zh/bleu", "sample/zh-en/bleu", "sample/en-zh/chrf"):
+        assert resumed[12][key] == pytest.approx(straight[12][key], abs=1e-9), key
 
 
 def run_training(args: list[str]) -> subprocess.Popen:
@@ -304,14 +336,3 @@ def test_two_process_ddp_equals_gradient_accumulation_on_one_process(tmp_path):
     b = load_file(ga_dir / "checkpoints" / "checkpoint-8" / "model.safetensors")
     for name in a:  # float summation order differs (all-reduce vs accumulation); Adam amplifies it slightly
         torch.testing.assert_close(a[name], b[name], rtol=0, atol=1e-3, msg=name)
-
-
-@pytest.mark.parametrize("native_bf16", [True, False])
-def test_mixed_precision_auto_on_cpu_follows_native_bf16(monkeypatch, native_bf16):
-    """`auto` trains in bf16 only on a CPU that multiplies bf16 natively (elsewhere bf16 is emulated, ~4x slower than
-    float32); an explicit choice is kept, and fp16 on a CPU is refused with the alternatives."""
-    monkeypatch.setattr(training, "cpu_has_bf16", lambda: native_bf16)
-    assert resolve_mixed_precision("auto", on_cpu=True) == ("bf16" if native_bf16 else "no")
-    assert resolve_mixed_precision("bf16", on_cpu=True) == "bf16"
-    with pytest.raises(ValueError, match="'bf16' or 'no'"):
-        resolve_mixed_precision("fp16", on_cpu=True)

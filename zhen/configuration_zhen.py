@@ -5,9 +5,11 @@ from typing import Any, ClassVar
 
 from transformers.activations import ACT2FN
 from transformers.configuration_utils import PreTrainedConfig
+from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 
 POSITION_EMBEDDING_TYPES = ("sinusoidal", "learned", "rope")
+LEGACY_ROPE_DEFAULT = {"rope_type": "default", "rope_theta": 10000.0}
 NUM_SPECIAL_TOKENS = 6  # <pad> <s> </s> <unk> __en__ __zh__, see tokenization_zhen.py
 
 # Named sizes. `tiny` is for tests, `small` trains on a laptop CPU, `base` is transformer-base (Vaswani et al., 2017).
@@ -61,8 +63,10 @@ class ZhenConfig(PreTrainedConfig):
             `"sinusoidal"` (fixed, as in "Attention Is All You Need" and Marian), `"learned"` (a trainable table) or
             `"rope"` (rotary embeddings on queries and keys of both self-attentions, none in cross-attention).
         rope_parameters (`dict`, *optional*):
-            RoPE settings, held the Transformers 5 way: `{"rope_type": "default", "rope_theta": 10000.0}`. A legacy
-            `rope_theta=` keyword is folded in here.
+            RoPE settings of a `"rope"` model, held the Transformers 5 way: `{"rope_type": "default", "rope_theta":
+            10000.0}` by default; any type of `transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS` works, e.g.
+            `{"rope_type": "dynamic", "factor": 4.0}` or `"yarn"` for inputs longer than `max_position_embeddings`.
+            Legacy `rope_theta=` and `rope_scaling=` keywords are folded in here. `None` for the other position types.
         normalize_before (`bool`, *optional*, defaults to `True`):
             Pre-norm (LayerNorm before each sub-layer, plus a final LayerNorm on each stack) if `True`, post-norm
             (LayerNorm after each residual addition, as in the original Transformer and Marian) if `False`.
@@ -125,7 +129,16 @@ class ZhenConfig(PreTrainedConfig):
     is_encoder_decoder: bool = True
 
     def __post_init__(self, **kwargs):
+        rope_given = self.rope_parameters or kwargs.get("rope_scaling") or kwargs.get("rope_theta")
         super().__post_init__(**kwargs)
+        if self.position_embedding_type != "rope":
+            if rope_given not in (None, {}, LEGACY_ROPE_DEFAULT, LEGACY_ROPE_DEFAULT["rope_theta"]):
+                # (configs saved by zhen 0.1 carried the default RoPE settings whatever their position type)
+                raise ValueError(
+                    f"ZhenConfig.rope_parameters={rope_given!r} is invalid: RoPE settings apply only with "
+                    f"position_embedding_type='rope', not {self.position_embedding_type!r}."
+                )
+            self.rope_parameters = None
         self._check_values()
 
     @classmethod
@@ -175,13 +188,22 @@ class ZhenConfig(PreTrainedConfig):
                     f"ZhenConfig.{field}={getattr(self, field)!r} is invalid with position_embedding_type='rope': "
                     f"the head dimension d_model/heads={head_dim} must be even to rotate pairs of features."
                 )
-        if self.rope_parameters.get("rope_type", "default") != "default":
-            raise ValueError(
-                f"ZhenConfig.rope_parameters={self.rope_parameters!r} is invalid: only rope_type='default' is "
-                "supported (translation inputs stay short, so no RoPE scaling is needed)."
-            )
-        if not self.rope_parameters.get("rope_theta", 0) > 0:
-            raise ValueError(f"ZhenConfig.rope_parameters={self.rope_parameters!r} is invalid: rope_theta must be > 0.")
+        check_rope_parameters(self)
+
+
+def check_rope_parameters(config: ZhenConfig) -> None:
+    """Fail clearly on RoPE settings a model cannot be built from (also when set after the config was made)."""
+    rope = config.rope_parameters or {}
+    rope_type = rope.get("rope_type", rope.get("type", "default"))
+    if rope_type != "default" and rope_type not in ROPE_INIT_FUNCTIONS:
+        raise ValueError(
+            f"ZhenConfig.rope_parameters={rope!r} is invalid: rope_type must be 'default' or one of "
+            f"{sorted(ROPE_INIT_FUNCTIONS)}."
+        )
+    theta = config.default_theta if rope.get("rope_theta") is None else rope["rope_theta"]
+    if isinstance(theta, bool) or not isinstance(theta, (int, float)) or theta <= 0:
+        raise ValueError(f"ZhenConfig.rope_parameters={rope!r} is invalid: rope_theta must be a number > 0.")
+    config.validate_rope()
 
 
 __all__ = ["ZhenConfig", "PRESETS"]

@@ -33,7 +33,7 @@ import torch
 try:
     import ctranslate2
     from ctranslate2.converters.transformers import ModelLoader, TransformersConverter, register_loader
-    from ctranslate2.specs import common_spec, transformer_spec
+    from ctranslate2.specs import attention_spec, common_spec, transformer_spec
 except ImportError as error:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         'zhen.convert_ctranslate2 needs CTranslate2: pip install "zhen-transformer[bench]" (or ctranslate2).'
@@ -67,6 +67,21 @@ class _PlaceholderVocabulary:
         return self.tokens[index]
 
 
+def _rotary_options(config) -> dict:
+    """RoPE on both self-attentions, non-interleaved; of the RoPE types only CTranslate2's own (default, linear)."""
+    rope = config.rope_parameters or {}
+    options = dict(rotary_dim=0, rotary_interleave=False, rotary_base=rope.get("rope_theta") or config.default_theta)
+    rope_type = rope.get("rope_type", "default")
+    if rope_type == "linear":
+        options.update(rotary_scaling_type=attention_spec.RotaryScalingType.Linear,
+                       rotary_scaling_factor=float(rope["factor"]))  # fmt: skip
+    elif rope_type != "default":
+        raise NotImplementedError(
+            f"CTranslate2 has no RoPE of type {rope_type!r}; export a model with rope_type 'default' or 'linear'."
+        )
+    return options
+
+
 @register_loader("ZhenConfig")
 class ZhenLoader(ModelLoader):
     """Builds a CTranslate2 `TransformerSpec` from a [`ZhenForConditionalGeneration`]."""
@@ -82,13 +97,13 @@ class ZhenLoader(ModelLoader):
         if config.encoder_attention_heads != config.decoder_attention_heads:
             raise NotImplementedError("CTranslate2's Transformer spec has one head count for encoder and decoder")
         rope = config.position_embedding_type == "rope"
-        rotary = dict(rotary_dim=0, rotary_interleave=False, rotary_base=config.rope_parameters["rope_theta"])
+        rotary = _rotary_options(config) if rope else {}
         common = dict(pre_norm=config.normalize_before, activation=_ACTIVATIONS[config.activation_function])
         encoder = transformer_spec.TransformerEncoderSpec(
-            config.encoder_layers, config.encoder_attention_heads, **common, **(rotary if rope else {})
+            config.encoder_layers, config.encoder_attention_heads, **common, **rotary
         )
         decoder = transformer_spec.TransformerDecoderSpec(
-            config.decoder_layers, config.decoder_attention_heads, **common, **(rotary if rope else {})
+            config.decoder_layers, config.decoder_attention_heads, **common, **rotary
         )
         spec = transformer_spec.TransformerSpec(encoder, decoder)
         self.set_stack(spec.encoder, model.model.encoder)

@@ -1,36 +1,37 @@
 # Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
-"""Lean greedy and beam-search decoding for zhen models.
+"""Lean greedy and beam-search decoding for zhen models, beside `model.generate`.
 
-`generate(model, input_ids, attention_mask, forced_bos_token_id=..., num_beams=...)` returns the same token ids as
+`generate(model, input_ids, attention_mask, forced_bos_token_id=..., num_beams=...)` returns the token ids of
 `model.generate(...)` with the same arguments (greedy, or beam search with Transformers' length penalty and early
-stopping rules), with far less work around the model at each step:
+stopping rules), with far less work around the model at each step. The decoder is the model's own: every step runs
+each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forward. What differs is around it:
 
-- a static key/value cache, preallocated for the whole output and written in place; beam reordering gathers into a
-  spare buffer (one copy instead of two);
-- cross-attention keys/values computed once per batch from the un-expanded source; in beam search the beams of a
-  sentence share them, attending as a block of queries rather than as copies of the source;
-- float32 projections and LM head multiplied by weights packed once into MKL's GEMM layout (bit-identical results,
-  1.3-1.6x faster for the few-row products of decoding, where plain `sgemm` repacks the weight on every call);
+- [`StaticDecodingCache`]: a key/value cache preallocated for the whole output, written in place through the cache
+  API the layers already use; beam reordering gathers into a spare buffer (one copy instead of two). The source's
+  cross-attention keys and values are projected once per sentence, not per beam;
+- [`decoding_attention`], registered with Transformers' attention interface for the time of decoding: softmax(q kᵀ) v
+  for one query per row (cheaper than SDPA's set-up at this size), where the beams of a sentence attend as one block
+  of queries to that sentence's source instead of to copies of it;
 - one loop with the bookkeeping of greedy or beam search done on small tensors, without logits processors, stopping
-  criteria, cache objects, masks or output capturing; argmax and top-k found from block maxima (CPU `argmax`/`topk`
-  over a 32k vocabulary are several times slower than `amax`);
-- the LM head skipped on the step whose token is forced (the target language code).
+  criteria, masks or output capturing; argmax and top-k found from block maxima (CPU `argmax`/`topk` over a 32k
+  vocabulary are several times slower than `amax`); the LM head skipped on the step whose token is forced;
+- within a [`FastDecoder`] session (what `zhen.translate` opens for all its batches), float32 projections and the LM
+  head multiply by weights packed once into MKL's GEMM layout, where `zhen.hardware` says that is available. The
+  packed copies live only as long as the session, so they can never outlive a change of the weights.
 
-The encoder and every sub-layer (norms, activations, residual wiring) are the model's own modules, so the numbers are
-the model's: in float32 the outputs equal `model.generate` (`tests/test_fast_generation.py`). On a model quantized
-with `zhen.quantization.quantize_dynamic` it is the fast int8 decoder; bfloat16 works but is only fast on CPUs with
-native bf16 (AMX, AVX512-BF16).
+On a model quantized with `zhen.quantization.quantize_dynamic` it is the fast int8 decoder.
 """
 
-import functools
+import contextlib
 import math
+import threading
 import weakref
-from collections.abc import Callable
 
 import torch
 from torch import nn
+from transformers.modeling_utils import AttentionInterface
 
-from .modeling_zhen import ZhenLinear, apply_rotary_pos_emb
+from . import hardware
 
 
 # Generation options this decoder does not implement, with the value that switches each off. `generate` refuses them
@@ -40,11 +41,13 @@ UNSUPPORTED = dict(
     bad_words_ids=None, sequence_bias=None, suppress_tokens=None, begin_suppress_tokens=None, num_beam_groups=1,
     diversity_penalty=0.0, exponential_decay_length_penalty=None, renormalize_logits=False, min_length=0,
     return_dict_in_generate=False, output_scores=False, output_logits=False, output_attentions=False,
-    output_hidden_states=False,
+    output_hidden_states=False, synced_gpus=False,
 )  # fmt: skip
 IGNORED = ("use_cache", "max_length")  # the cache is always on; max_length is read as 1 + max_new_tokens
 ARGUMENTS = ("forced_bos_token_id", "num_beams", "max_new_tokens", "min_new_tokens", "length_penalty", "early_stopping",
              "num_return_sequences", "input_ids", "attention_mask")  # fmt: skip
+DECODING_ATTENTION = "zhen_decoding"
+MAX_PACKED_ROWS = 256  # projections of more rows (the source, once) gain nothing from packing
 
 
 def unsupported_options(model, **generate_kwargs) -> list[str]:
@@ -62,220 +65,296 @@ def unsupported_options(model, **generate_kwargs) -> list[str]:
     return sorted(set(found))
 
 
-@torch.inference_mode()
-def generate(
-    model,
-    input_ids: torch.LongTensor,
-    attention_mask: torch.Tensor | None = None,
-    forced_bos_token_id: int | None = None,
-    num_beams: int | None = None,
-    max_new_tokens: int | None = None,
-    min_new_tokens: int | None = None,
-    length_penalty: float | None = None,
-    early_stopping: bool | str | None = None,
-    num_return_sequences: int = 1,
-    **generate_kwargs,
-) -> torch.LongTensor:
-    """Translate a batch with greedy search (`num_beams=1`) or beam search, like `model.generate(**same_arguments)`.
+def generate(model, input_ids, attention_mask=None, **generate_kwargs) -> torch.LongTensor:
+    """Translate a batch like `model.generate(input_ids, attention_mask, **generate_kwargs)`; see
+    [`FastDecoder.generate`]. One call packs no weights (that pays only over several batches: use [`FastDecoder`])."""
+    with FastDecoder(model, pack_weights=False) as decoder:
+        return decoder.generate(input_ids, attention_mask, **generate_kwargs)
+
+
+class FastDecoder:
+    """A decoding session: inside `with FastDecoder(model) as decoder:`, `decoder.generate(...)` translates batch after
+    batch with the model's decoder layers switched to fast decoding (see the module docstring); on exit the model is
+    exactly as it was. Weights must not change inside the block (none of zhen's code does so). One session at a time
+    per model: a second one, from another thread, waits.
 
     Args:
-        model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype; its `generation_config` supplies the
-            defaults of the arguments left as `None` and the special token ids.
-        input_ids, attention_mask: the tokenized source, `(batch, source_length)`.
-        forced_bos_token_id: the target language code, forced as the first generated token.
-        num_beams: 1 for greedy search.
-        max_new_tokens / min_new_tokens: bounds on the number of generated tokens (the language code included, as
-            in `generate`); `</s>` is suppressed until `min_new_tokens` have been produced.
-        length_penalty, early_stopping: beam search's finished-hypothesis score `sum log p / length**length_penalty`
-            and its stopping rule (`True`, `False` or `"never"`), with Transformers' semantics and defaults.
-        num_return_sequences: best hypotheses returned per source sentence (beam search).
-        generate_kwargs: other `model.generate` options, accepted only at their neutral values (`do_sample=False`,
-            `use_cache=True`, ...; `max_length=n` is read as `max_new_tokens=n - 1`). Anything else raises
-            `NotImplementedError`; check first with [`unsupported_options`].
-
-    Returns:
-        `torch.LongTensor` of shape `(batch * num_return_sequences, 1 + generated_length)`: the decoder start token,
-        then the generated tokens; finished rows are padded as `model.generate` pads them.
-    """
-    config = model.generation_config
-    unsupported = unsupported_options(model, **generate_kwargs)
-    if unsupported:
-        raise NotImplementedError(f"fast generation does not implement {unsupported}; use model.generate")
-    if max_new_tokens is None and generate_kwargs.get("max_length") is not None:
-        max_new_tokens = generate_kwargs["max_length"] - 1
-    num_beams = num_beams or config.num_beams or 1
-    if max_new_tokens is None:  # as `generate`: `max_length` (default 20) new tokens, within the position table
-        longest = min((config.max_length or 20) + 1, getattr(model.config, "max_position_embeddings", math.inf))
-        max_new_tokens = config.max_new_tokens or longest - 1
-    min_new_tokens = min_new_tokens if min_new_tokens is not None else (config.min_new_tokens or 0)
-    if forced_bos_token_id is None:
-        forced_bos_token_id = config.forced_bos_token_id
-    eos = config.eos_token_id
-    if isinstance(eos, (list, tuple)):
-        eos = eos[0]
-    options = dict(
-        eos=eos,
-        pad=config.pad_token_id,
-        start=config.decoder_start_token_id,
-        forced_bos=forced_bos_token_id,
-        forced_eos=config.forced_eos_token_id,
-        min_new_tokens=min_new_tokens,
-        max_length=1 + max_new_tokens,
-    )
-    if attention_mask is None:
-        attention_mask = torch.ones_like(input_ids)
-    encoder_hidden_states = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-    decoder = StaticCacheDecoder(model, encoder_hidden_states, attention_mask, num_beams, 1 + max_new_tokens)
-    if num_beams == 1:
-        return greedy_search(decoder, len(input_ids), **options)
-    if length_penalty is None:
-        length_penalty = 1.0 if config.length_penalty is None else config.length_penalty
-    if early_stopping is None:
-        early_stopping = config.early_stopping or False
-    if not 1 <= num_return_sequences <= num_beams:
-        raise ValueError(f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}")
-    return beam_search(
-        decoder, len(input_ids), num_beams, length_penalty, early_stopping, num_return_sequences, **options
-    )
-
-
-class StaticCacheDecoder:
-    """The decoder stack of a zhen model run one token at a time over a preallocated cache.
-
-    `step(tokens, position)` embeds `tokens` (one per row; rows are `batch * num_beams`, beams of a sentence
-    adjacent), runs every decoder layer and returns the hidden state after the final norm; `reorder(rows, length)`
-    makes row `i` continue the history of row `rows[i]` (beam search).
-
-    Norms, embeddings and the residual wiring are the layers' own; projections go through `packed_linear`, and
-    attention is written out for one query per row, as `eager_attention_forward` computes it.
+        model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
+        pack_weights (`bool`, *optional*): multiply float32 weights packed into MKL's GEMM layout; by default where
+            `zhen.hardware.current().mkl_packing == "on"`. Packing the weights of a transformer-base decoder takes
+            about a third of a second, repaid over a few batches.
     """
 
-    def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int):
-        self.decoder = model.get_decoder()
-        self.layers = list(self.decoder.layers)
-        batch, source_length, _ = encoder_hidden_states.shape
-        self.batch, self.num_beams, self.rows = batch, num_beams, batch * num_beams
-        first = self.layers[0].self_attn
-        self.heads, self.head_dim, self.scaling = first.num_heads, first.head_dim, first.scaling
-        if self.decoder.position_embedding_type != "rope" and max_length > model.config.max_position_embeddings:
-            raise ValueError(
-                f"Generating {max_length} decoder positions exceeds max_position_embeddings="
-                f"{model.config.max_position_embeddings} of this {self.decoder.position_embedding_type} position "
-                "table; lower max_new_tokens."
-            )
-        dtype, device = encoder_hidden_states.dtype, encoder_hidden_states.device
-        self.device, self.vocab_size = device, model.lm_head.out_features
-        linear = functools.partial(packed_linear, rows=self.rows)
-        self.lm_head = linear(model.lm_head)
-        self.projections = [
-            dict(
-                qkv=linear(layer.self_attn.qkv_proj),
-                self_out=linear(layer.self_attn.out_proj),
-                q=linear(layer.encoder_attn.q_proj),
-                cross_out=linear(layer.encoder_attn.out_proj),
-                fc1=linear(layer.mlp.fc1),
-                fc2=linear(layer.mlp.fc2),
-            )
-            for layer in self.layers
-        ]
-        # Self-attention cache: (rows, heads, max_length, head_dim) per layer, keys and values.
-        shape = (self.rows, self.heads, max_length, self.head_dim)
-        self.keys = [torch.empty(shape, dtype=dtype, device=device) for _ in self.layers]
-        self.values = [torch.empty(shape, dtype=dtype, device=device) for _ in self.layers]
-        self.spare = None  # second set of buffers for beam reordering, made on first use
-        # Cross-attention keys/values from the source, once per sentence (not per beam): (batch, heads, src, head_dim).
-        self.cross = []
-        for layer in self.layers:
-            kv = layer.encoder_attn.kv_proj(encoder_hidden_states).view(batch, source_length, 2, self.heads, -1)
-            self.cross.append(kv.permute(2, 0, 3, 1, 4).contiguous().unbind(0))
-        # Additive source mask (batch, 1, 1, source), as the eager attention masks padding.
-        self.source_bias = torch.zeros(batch, 1, 1, source_length, dtype=dtype, device=device)
-        self.source_bias.masked_fill_(~attention_mask.bool()[:, None, None, :], torch.finfo(dtype).min)
+    def __init__(self, model, pack_weights: bool | None = None):
+        self.model = model
+        self.pack_weights = hardware.current().mkl_packing == "on" if pack_weights is None else pack_weights
+        self.lock = _lock_of(model)
+        self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
 
-    def step(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
-        position_ids = torch.full((1, 1), position, dtype=torch.long, device=tokens.device)
-        hidden_states, rotary = self.decoder.embed(tokens[:, None], None, position_ids, seq_end=position + 1)
-        hidden_states = hidden_states[:, 0]  # (rows, d_model)
-        for index, layer in enumerate(self.layers):
-            hidden_states = self.layer_step(index, layer, hidden_states, position, rotary)
-        return self.decoder.layer_norm(hidden_states)
+    def __enter__(self) -> "FastDecoder":
+        self.lock.acquire()
+        try:
+            config = self.model.config
+            self.attn_implementation = config._attn_implementation
+            config._attn_implementation_internal = DECODING_ATTENTION
+            if self.pack_weights:
+                self.swap_in_packed_linears()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
 
-    def layer_step(self, index: int, layer, hidden_states, position: int, rotary) -> torch.Tensor:
-        proj, keys, values = self.projections[index], self.keys[index], self.values[index]
-        cross_keys, cross_values = self.cross[index]
+    def __exit__(self, *exc_info):
+        for parent, name, original in reversed(self.swapped):
+            setattr(parent, name, original)
+        self.swapped.clear()
+        if hasattr(self, "attn_implementation"):
+            self.model.config._attn_implementation_internal = self.attn_implementation
+        self.lock.release()
 
-        def self_attention(x):
-            query, key, value = proj["qkv"](x).view(self.rows, 3, self.heads, 1, self.head_dim).unbind(1)
-            if rotary is not None:
-                query, key = apply_rotary_pos_emb(query, key, *rotary)
-            keys[:, :, position : position + 1] = key
-            values[:, :, position : position + 1] = value
-            out = self.attend(query, keys[:, :, : position + 1], values[:, :, : position + 1])
-            return proj["self_out"](out.view(self.rows, -1))
+    def swap_in_packed_linears(self):
+        for parent in [self.model, *self.model.get_decoder().modules()]:
+            for name, child in list(parent.named_children()):
+                if type(child) is nn.Linear and (parent is not self.model or name == "lm_head"):
+                    self.swapped.append((parent, name, child))
+                    setattr(parent, name, PackedLinear(child))
 
-        def cross_attention(x):
-            # The beams of a sentence are one block of queries against that sentence's source.
-            query = proj["q"](x).view(self.batch, self.num_beams, self.heads, self.head_dim).transpose(1, 2)
-            out = self.attend(query, cross_keys, cross_values, self.source_bias)
-            return proj["cross_out"](out.transpose(1, 2).reshape(self.rows, -1))
+    @torch.inference_mode()
+    def generate(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        forced_bos_token_id: int | None = None,
+        num_beams: int | None = None,
+        max_new_tokens: int | None = None,
+        min_new_tokens: int | None = None,
+        length_penalty: float | None = None,
+        early_stopping: bool | str | None = None,
+        num_return_sequences: int = 1,
+        **generate_kwargs,
+    ) -> torch.LongTensor:
+        """Greedy search (`num_beams=1`) or beam search, like `model.generate(**same_arguments)`.
 
-        def feed_forward(x):
-            return proj["fc2"](layer.mlp.activation_fn(proj["fc1"](x)))
+        Args:
+            input_ids, attention_mask: the tokenized source, `(batch, source_length)`.
+            forced_bos_token_id: the target language code, forced as the first generated token.
+            num_beams: 1 for greedy search.
+            max_new_tokens / min_new_tokens: bounds on the number of generated tokens (the language code included, as
+                in `generate`); `</s>` is suppressed until `min_new_tokens` have been produced.
+            length_penalty, early_stopping: beam search's finished-hypothesis score `sum log p / length**length_penalty`
+                and its stopping rule (`True`, `False` or `"never"`), with Transformers' semantics and defaults.
+            num_return_sequences: best hypotheses returned per source sentence (beam search).
+            generate_kwargs: other `model.generate` options, accepted only at their neutral values (`do_sample=False`,
+                `use_cache=True`, ...; `max_length=n` is read as `max_new_tokens=n - 1`). Anything else raises
+                `NotImplementedError`; check first with [`unsupported_options`].
 
-        hidden_states = layer.residual(layer.self_attn_layer_norm, self_attention, hidden_states)
-        hidden_states = layer.residual(layer.encoder_attn_layer_norm, cross_attention, hidden_states)
-        return layer.residual(layer.final_layer_norm, feed_forward, hidden_states)
+        Returns:
+            `torch.LongTensor` of shape `(batch * num_return_sequences, 1 + generated_length)`: the decoder start
+            token, then the generated tokens; finished rows are padded as `model.generate` pads them.
+        """
+        model, config = self.model, self.model.generation_config
+        unsupported = unsupported_options(model, **generate_kwargs)
+        if unsupported:
+            raise NotImplementedError(f"fast generation does not implement {unsupported}; use model.generate")
+        if max_new_tokens is None and generate_kwargs.get("max_length") is not None:
+            max_new_tokens = generate_kwargs["max_length"] - 1
+        num_beams = num_beams or config.num_beams or 1
+        if max_new_tokens is None:  # as `generate`: `max_length` (default 20) new tokens, within the position table
+            longest = min((config.max_length or 20) + 1, _position_table(model.config))
+            max_new_tokens = config.max_new_tokens or longest - 1
+        eos = config.eos_token_id[0] if isinstance(config.eos_token_id, (list, tuple)) else config.eos_token_id
+        options = dict(
+            eos=eos,
+            pad=config.pad_token_id,
+            start=config.decoder_start_token_id,
+            forced_bos=config.forced_bos_token_id if forced_bos_token_id is None else forced_bos_token_id,
+            forced_eos=config.forced_eos_token_id,
+            min_new_tokens=min_new_tokens if min_new_tokens is not None else (config.min_new_tokens or 0),
+            max_length=1 + max_new_tokens,
+        )
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        with self.attention(self.attn_implementation):
+            encoder_output = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
+        steps = DecoderSteps(model, encoder_output.last_hidden_state, attention_mask, num_beams, 1 + max_new_tokens)
+        if num_beams == 1:
+            return greedy_search(steps, len(input_ids), **options)
+        if length_penalty is None:
+            length_penalty = 1.0 if config.length_penalty is None else config.length_penalty
+        if early_stopping is None:
+            early_stopping = config.early_stopping or False
+        if not 1 <= num_return_sequences <= num_beams:
+            raise ValueError(f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}")
+        return beam_search(steps, len(input_ids), num_beams, length_penalty, early_stopping, num_return_sequences,
+                           **options)  # fmt: skip
 
-    def attend(self, query, keys, values, bias=None):
-        """softmax(q k^T * scaling + bias) v, as `eager_attention_forward`; for a handful of queries per sequence
-        this beats SDPA's fused kernel, whose set-up costs more than the arithmetic."""
-        scores = torch.matmul(query, keys.transpose(-1, -2)) * self.scaling
-        if bias is not None:
-            scores = scores + bias
-        return torch.matmul(scores.softmax(-1, dtype=torch.float32).to(query.dtype), values)
+    @contextlib.contextmanager
+    def attention(self, implementation: str):
+        config = self.model.config
+        config._attn_implementation_internal = implementation
+        try:
+            yield
+        finally:
+            config._attn_implementation_internal = DECODING_ATTENTION
 
-    def logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(hidden_states).float()
+
+_LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.Lock]" = weakref.WeakKeyDictionary()
+_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_of(model) -> threading.Lock:
+    with _LOCKS_GUARD:
+        return _LOCKS.setdefault(model, threading.Lock())
+
+
+def _position_table(config) -> float:
+    if getattr(config, "position_embedding_type", "sinusoidal") == "rope":
+        return math.inf
+    return getattr(config, "max_position_embeddings", math.inf)
+
+
+class PackedLinear(nn.Module):
+    """A float32 `nn.Linear` for decoding, multiplying by its weight packed into MKL's GEMM layout for each few-row
+    product it meets (decoding multiplies the same rows step after step; plain `sgemm` repacks the weight on every
+    call). Other dtypes, autocast and many-row products go to `linear` unchanged."""
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__()
+        self.linear = linear
+        self.packed: dict[int, torch.Tensor] = {}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weight = self.linear.weight
+        rows = x.numel() // weight.shape[1]
+        if (
+            x.dtype != torch.float32
+            or weight.dtype != torch.float32
+            or x.device.type != "cpu"
+            or rows > MAX_PACKED_ROWS
+            or torch.is_autocast_enabled("cpu")
+        ):
+            return self.linear(x)
+        if rows not in self.packed:
+            self.packed[rows] = torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows)
+        return torch.ops.mkl._mkl_linear(x, self.packed[rows], weight, self.linear.bias, rows)
+
+
+def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    """Attention of one new token per row, as `eager_attention_forward` computes it (softmax in float32). In
+    cross-attention the source's keys and values are held once per sentence, `(batch, heads, source, head_dim)`, and
+    the `rows = batch * beams` queries of a sentence attend as one block."""
+    rows, heads = query.shape[:2]
+    batch = key.shape[0]
+    if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
+        query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
+    scores = torch.matmul(query, key.transpose(-1, -2)).float() * scaling
+    if attention_mask is not None:
+        scores = scores + attention_mask
+    output = torch.matmul(scores.softmax(-1).to(value.dtype), value)  # (batch, heads, queries, d)
+    if batch != rows:
+        return output.transpose(1, 2).reshape(rows, 1, heads, -1), None
+    return output.transpose(1, 2), None
+
+
+AttentionInterface.register(DECODING_ATTENTION, decoding_attention)
+
+
+class StaticDecodingCache:
+    """The cache of a decoding run, as `ZhenAttention` reads and writes it (the `EncoderDecoderCache` interface):
+    `self_attention_cache.update(key, value, layer)` writes the step's keys/values in place at `position` and returns
+    the history so far; `cross_attention_cache.layers[layer].keys/values` hold the source's, once per sentence."""
+
+    def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]]):
+        self.cross_attention_cache = self
+        self.self_attention_cache = self
+        self.layers = [_SourceLayer(keys, values) for keys, values in source_keys_values]
+        self.is_updated = dict.fromkeys(range(len(self.layers)), True)
+        self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
+        self.values: list[torch.Tensor | None] = [None] * len(self.layers)
+        self.spare: list[torch.Tensor] | None = None
+        self.position = 0
+
+    def allocate(self, rows: int, max_length: int):
+        self.rows, self.max_length = rows, max_length
+
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.keys[layer_idx] is None:  # (rows, heads, max_length, head_dim), in the dtype the layer computes in
+            shape = (self.rows, key.shape[1], self.max_length, key.shape[3])
+            self.keys[layer_idx] = key.new_empty(shape)
+            self.values[layer_idx] = value.new_empty(shape)
+        end = self.position + key.shape[2]
+        self.keys[layer_idx][:, :, self.position : end] = key
+        self.values[layer_idx][:, :, self.position : end] = value
+        return self.keys[layer_idx][:, :, :end], self.values[layer_idx][:, :, :end]
+
+    def get_seq_length(self) -> int:
+        return self.position
 
     def reorder(self, rows: torch.LongTensor, length: int):
-        """Gather the first `length` cached positions of `rows` into a spare buffer and swap it in: one copy, where
-        reordering in place takes two."""
-        if self.spare is None:
-            self.spare = [torch.empty_like(cache) for cache in (*self.keys, *self.values)]
+        """Make row `i` continue the history of row `rows[i]`: one gather into a spare buffer, swapped in."""
         caches = [*self.keys, *self.values]
+        if self.spare is None:
+            self.spare = [torch.empty_like(cache) for cache in caches]
         for cache, spare in zip(caches, self.spare):
             torch.index_select(cache[:, :, :length], 0, rows, out=spare[:, :, :length])
         self.keys, self.values = self.spare[: len(self.keys)], self.spare[len(self.keys) :]
         self.spare = caches
 
 
-_PACKED: "weakref.WeakKeyDictionary[nn.Linear, tuple]" = weakref.WeakKeyDictionary()
+class _SourceLayer:
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor):
+        self.keys, self.values = keys, values
 
 
-def packed_linear(module: nn.Module, rows: int) -> Callable[[torch.Tensor], torch.Tensor]:
-    """`module` as a function of its input. A float32 `nn.Linear` on an MKL CPU build multiplies by its weight packed
-    once into MKL's GEMM layout (cached until the weight changes): bit-identical to `module(x)` and 1.3-1.6x faster on
-    the few-row products of decoding, where plain `sgemm` repacks the weight on every call."""
-    weight = getattr(module, "weight", None)
-    if not (
-        type(module) in (nn.Linear, ZhenLinear)  # not subclasses that change forward (LoRA, int8)
-        and weight.dtype == torch.float32
-        and weight.device.type == "cpu"
-        and torch.backends.mkl.is_available()
-        and hasattr(torch.ops.mkl, "_mkl_linear")
-    ):
-        return module
-    key = (weight.data_ptr(), None if weight.is_inference() else weight._version, rows)  # packing depends on rows
-    if module not in _PACKED or _PACKED[module][0] != key:
-        _PACKED[module] = (key, torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows))
-    packed, bias = _PACKED[module][1], module.bias
-    return lambda x: torch.ops.mkl._mkl_linear(x, packed, weight, bias, rows)
+class DecoderSteps:
+    """The model's decoder run one token per row at a time over a [`StaticDecodingCache`].
 
+    `step(tokens, position)` embeds `tokens` (one per row; rows are `batch * num_beams`, beams of a sentence
+    adjacent), runs every `ZhenDecoderLayer` and returns the hidden state after the final norm; `logits` applies the
+    LM head; `reorder(rows, length)` makes row `i` continue the history of row `rows[i]` (beam search).
+    """
 
-def release_packed_weights():
-    """Free the packed copies `packed_linear` keeps (about 1.4x the decoder and LM-head weights) until their module
-    is deleted or its weight changes."""
-    _PACKED.clear()
+    def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int):
+        self.decoder = model.get_decoder()
+        self.lm_head = model.lm_head
+        batch = len(encoder_hidden_states)
+        self.rows, self.device = batch * num_beams, encoder_hidden_states.device
+        self.vocab_size = model.config.vocab_size
+        if max_length > _position_table(model.config):
+            raise ValueError(
+                f"Generating {max_length} decoder positions exceeds max_position_embeddings="
+                f"{model.config.max_position_embeddings} of this {model.config.position_embedding_type} position "
+                "table; lower max_new_tokens."
+            )
+        self.cache = StaticDecodingCache(
+            [layer.encoder_attn.source_keys_and_values(encoder_hidden_states, None) for layer in self.decoder.layers]
+        )
+        self.cache.allocate(self.rows, max_length)
+        # Additive source mask (batch, 1, 1, source), in float32 like the scores it is added to.
+        self.source_bias = torch.zeros(attention_mask.shape, dtype=torch.float32, device=self.device)
+        self.source_bias = self.source_bias.masked_fill_(attention_mask == 0, torch.finfo(torch.float32).min)
+        self.source_bias = self.source_bias[:, None, None, :]
+
+    def step(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
+        self.cache.position = position
+        position_ids = torch.full((1, 1), position, dtype=torch.long, device=tokens.device)
+        hidden_states, position_embeddings = self.decoder.embed(tokens[:, None], None, position_ids)
+        for layer in self.decoder.layers:
+            hidden_states = layer(
+                hidden_states,
+                None,  # the causal mask of one new token over its history: nothing to mask
+                None,  # the source's keys and values are in the cache
+                encoder_attention_mask=self.source_bias,
+                position_embeddings=position_embeddings,
+                past_key_values=self.cache,
+            )
+        return self.decoder.layer_norm(hidden_states)[:, 0]
+
+    def logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.lm_head(hidden_states).float()
+
+    def reorder(self, rows: torch.LongTensor, length: int):
+        self.cache.reorder(rows, length)
 
 
 def argmax(scores: torch.Tensor, chunk: int = 64) -> torch.LongTensor:
@@ -311,7 +390,7 @@ def _forced_token(cur_len: int, max_length: int, forced_bos, forced_eos) -> int 
     return forced_bos if cur_len == 1 else None
 
 
-def greedy_search(decoder: StaticCacheDecoder, batch: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
+def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
                   max_length) -> torch.LongTensor:  # fmt: skip
     """Argmax decoding; rows that produced `</s>` continue with padding until all have, as in `generate`."""
     pad = eos if pad is None else pad
@@ -339,7 +418,7 @@ def greedy_search(decoder: StaticCacheDecoder, batch: int, eos, pad, start, forc
     return sequences[:, :length]
 
 
-def beam_search(decoder: StaticCacheDecoder, batch: int, num_beams: int, length_penalty: float,
+def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalty: float,
                 early_stopping: bool | str, num_return_sequences: int, eos, pad, start, forced_bos, forced_eos,
                 min_new_tokens, max_length) -> torch.LongTensor:  # fmt: skip
     """Transformers' vectorised beam search (`GenerationMixin._beam_search`), step for step: keep the top
@@ -428,12 +507,13 @@ def _pad_to_multiple(scores: torch.Tensor, multiple: int) -> torch.Tensor:
 
 
 __all__ = [
-    "generate",
-    "unsupported_options",
-    "greedy_search",
-    "beam_search",
-    "StaticCacheDecoder",
-    "packed_linear",
+    "FastDecoder",
+    "PackedLinear",
     "argmax",
+    "beam_search",
+    "decoding_attention",
+    "generate",
+    "greedy_search",
     "topk",
+    "unsupported_options",
 ]

@@ -14,8 +14,6 @@ import warnings
 import torch
 from torch import nn
 
-from .modeling_zhen import ZhenLinear
-
 
 def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     """An int8 copy of `model` for CPU inference (eval mode). The original model is left untouched."""
@@ -23,9 +21,6 @@ def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
     model = copy.deepcopy(model).float().eval()
-    for module in model.modules():
-        if type(module) is ZhenLinear:  # torch converts only exact nn.Linear; ZhenLinear differs only in bf16
-            module.__class__ = nn.Linear
     qconfig = per_channel_dynamic_qconfig if per_channel else default_dynamic_qconfig
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao

@@ -26,6 +26,7 @@ from tqdm.auto import tqdm
 from transformers import AutoTokenizer, GenerationConfig
 
 from . import data as zdata
+from . import hardware
 from .batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
 from .checkpointing import (
     average_checkpoints,
@@ -37,7 +38,8 @@ from .checkpointing import (
     write_json_atomic,
 )
 from .configuration_zhen import ZhenConfig
-from .modeling_zhen import ZhenForConditionalGeneration, cpu_has_bf16, shift_tokens_right
+from .fast_training import FastTraining
+from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
 from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, max_new_tokens_limit, max_source_tokens
 from .tokenization_zhen import ZhenTokenizerFast
 from .tokenizer_training import train_tokenizer
@@ -45,9 +47,6 @@ from .training_config import TrainingConfig
 
 
 logger = get_logger(__name__)
-# Rows of logits per chunk of the fused LM head + loss. On a 2-core Xeon, the loss of 3.5k tokens (d_model 512, 32k
-# vocabulary) takes 3.7-3.8 s at 256-512 rows and 4.8 s at 1024-2048: smaller chunks stay closer to the cache.
-LOSS_CHUNK_SIZE = 512
 
 CHECKPOINT_DIR, TOKENIZER_DIR, BEST_DIR, EXPORT_DIR, CACHE_DIR = "checkpoints", "tokenizer", "best", "model", "cache"
 
@@ -58,13 +57,16 @@ CHECKPOINT_DIR, TOKENIZER_DIR, BEST_DIR, EXPORT_DIR, CACHE_DIR = "checkpoints", 
 
 
 def resolve_mixed_precision(choice: str, on_cpu: bool) -> str:
+    """`auto` is bf16 where the hardware computes in it (GPUs with bf16, else fp16; CPUs with AMX or AVX512-BF16),
+    float32 on CPUs that only emulate bf16, where it trains no faster (see README, Performance)."""
     if choice == "fp16" and on_cpu:
         raise ValueError("mixed_precision='fp16' needs a GPU; on the CPU use 'bf16' or 'no'.")
     if choice != "auto":
         return choice
+    machine = hardware.current()
     if not on_cpu:
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return "bf16" if cpu_has_bf16() else "no"
+        return "bf16" if machine.cuda_bf16 else "fp16"
+    return "bf16" if machine.cpu_bf16 == "native" else "no"
 
 
 def make_accelerator(config: TrainingConfig) -> Accelerator:
@@ -142,7 +144,6 @@ def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGenerati
         model_config._attn_implementation = config.attn_implementation
         model = ZhenForConditionalGeneration(model_config)
     model.config.label_smoothing = config.label_smoothing
-    model.loss_chunk_size = LOSS_CHUNK_SIZE  # training loss without materialising the logits
     model.generation_config = generation_config_for(model.config, config.export_num_beams)
     if config.gradient_checkpointing:
         model.activation_checkpointing_enable()
@@ -420,6 +421,8 @@ class ZhenTrainer:
         self.state = TrainerState()
         self.steps_per_epoch = math.ceil(len(self.epoch_batches(0)) / config.gradient_accumulation_steps)
         self.total_steps = config.max_steps or math.ceil(config.num_epochs * self.steps_per_epoch)
+        # Switched on before `prepare`, which may wrap the model's modules (FSDP).
+        self.fast = FastTraining(model, mixed_precision=accelerator.mixed_precision)
         optimizer = make_optimizer(model, config)
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(config, self.total_steps))
         # The scheduler is stepped here once per optimizer step, not by Accelerate (which would step it once per
@@ -453,7 +456,6 @@ class ZhenTrainer:
         since DDP averages gradients), so the update is the exact per-token mean of the window."""
         accelerator, model = self.accelerator, self.model
         batches = [self.collate(self.data.train[indices]) for indices in window]
-        batches = [{key: value.to(accelerator.device) for key, value in batch.items()} for batch in batches]
         local_tokens = sum(int(batch["labels"].ne(-100).sum()) for batch in batches)
         global_tokens = accelerator.reduce(torch.tensor(local_tokens, device=accelerator.device), "sum")
         num_items = global_tokens.float() / accelerator.num_processes
@@ -461,7 +463,8 @@ class ZhenTrainer:
         for i, batch in enumerate(batches):
             last = i == len(batches) - 1
             with contextlib.nullcontext() if last else accelerator.no_sync(model):
-                loss = model(**batch, num_items_in_batch=num_items).loss
+                with accelerator.autocast():  # the fused loss runs after the forward, under the same precision
+                    loss = self.fast.loss(model, batch, num_items_in_batch=num_items)
                 accelerator.backward(loss)
             loss_sum += loss.detach()
         if self.config.max_grad_norm > 0:
@@ -768,6 +771,7 @@ def describe_run(trainer: ZhenTrainer, accelerator: Accelerator) -> str:
         f"{len(batches)} batches per epoch and process (max_tokens={trainer.config.max_tokens}), padding "
         f"{padding_fraction(batches, trainer.source_lengths, trainer.target_lengths):.1%}; {trainer.total_steps} steps",
         f"Device {accelerator.device}, {accelerator.num_processes} process(es), "
-        f"mixed precision {accelerator.mixed_precision}",
+        f"mixed precision {accelerator.mixed_precision} ({hardware.current().describe()})",
+        f"Training path: {trainer.fast.describe()}",
     ]
     return "\n".join(line for line in lines if line)

@@ -7,6 +7,7 @@ is an error rather than a default.
 """
 
 import argparse
+import contextlib
 import os
 from collections.abc import Callable, Iterable
 
@@ -14,8 +15,7 @@ import torch
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging
 
-from .fast_generation import generate as fast_generate
-from .fast_generation import unsupported_options
+from .fast_generation import FastDecoder, unsupported_options
 from .modeling_zhen import ZhenForConditionalGeneration
 from .pipeline_zhen import default_max_new_tokens, max_new_tokens_limit
 from .pipeline_zhen import max_source_tokens as model_max_source_tokens
@@ -209,15 +209,16 @@ def translate(
         batches = tqdm(batches, desc=f"Translating {src_lang}→{tgt_lang}", unit="batch")
     was_training = model.training
     model.eval()
+    fast = isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs)
     try:
-        with torch.inference_mode():
+        with torch.inference_mode(), FastDecoder(model) if fast else contextlib.nullcontext() as decoder:
             for batch in batches:
                 batch_ids = [ids[position] for position in batch]
                 kwargs = {
                     **generate_kwargs,
                     **_length_kwargs(batch_ids, max_new_tokens, generate_kwargs, model.config, model.generation_config),
                 }
-                translations = _generate(model, tokenizer, batch_ids, **kwargs)
+                translations = _generate(decoder or model, tokenizer, batch_ids, **kwargs)
                 for position, translation in zip(batch, translations):
                     outputs[todo[position]] = translation
     finally:
@@ -253,14 +254,13 @@ def _length_kwargs(batch_ids, max_new_tokens, generate_kwargs, config, generatio
     return {"max_new_tokens": max_new_tokens}
 
 
-def _generate(model, tokenizer, batch_ids: list[list[int]], **generate_kwargs) -> list[str]:
-    """Decode with zhen's lean decoder (the same token ids as `model.generate`, much less work per step), or with
-    `model.generate` for the options it does not implement (sampling, repetition penalties, `synced_gpus`, ...)."""
-    batch = tokenizer.pad({"input_ids": batch_ids}, return_tensors="pt").to(model.device)
-    if isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs):
-        output_ids = fast_generate(model, batch["input_ids"], batch["attention_mask"], **generate_kwargs)
-    else:
-        output_ids = model.generate(**batch, **generate_kwargs)
+def _generate(generator, tokenizer, batch_ids: list[list[int]], **generate_kwargs) -> list[str]:
+    """Decode with `generator`: zhen's lean decoder (a [`FastDecoder`] session, the same token ids as `model.generate`
+    with much less work per step), or the model itself for options the lean decoder does not implement (sampling,
+    repetition penalties, `synced_gpus`, ...)."""
+    device = generator.model.device if isinstance(generator, FastDecoder) else generator.device
+    batch = tokenizer.pad({"input_ids": batch_ids}, return_tensors="pt").to(device)
+    output_ids = generator.generate(**batch, **generate_kwargs)
     return tokenizer.batch_decode(output_ids, skip_special_tokens=True)
 
 

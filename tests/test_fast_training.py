@@ -1,0 +1,318 @@
+"""zhen's fast training path (`zhen.fast_training`) against the plain model: packed batches with grouped attention,
+the fused loss, CPU dropout and emulated-bf16 linears must give the plain model's loss and gradients, on every
+hardware branch (forced with `zhen.hardware.forced`, whatever this machine is)."""
+
+import itertools
+
+import pytest
+import torch
+
+from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_training, hardware
+from zhen.batching import Seq2SeqCollator
+from zhen.fast_training import (
+    Bf16LinearInFloat32,
+    CpuDropout,
+    EmulatedBf16Linear,
+    FastTraining,
+    LinearCrossEntropy,
+    length_groups,
+    pack,
+)
+
+
+VARIANTS = list(itertools.product(["sinusoidal", "learned", "rope"], [True, False]))
+PAD, BOS, EOS, EN, ZH = 0, 1, 2, 4, 5
+
+
+def tiny_model(seed=0, **overrides) -> ZhenForConditionalGeneration:
+    torch.manual_seed(seed)
+    config = ZhenConfig.from_preset("tiny", vocab_size=60, dropout=0.0, label_smoothing=0.1, **overrides)
+    return ZhenForConditionalGeneration(config).train()
+
+
+def padded_batch(lengths=((6, 4), (2, 3), (4, 5), (1, 2), (6, 6), (3, 1)), seed=0) -> dict:
+    """A batch from zhen's collator: sources and targets of different lengths, right-padded."""
+    generator = torch.Generator().manual_seed(seed)
+    examples = [
+        {
+            "input_ids": [EN, *torch.randint(6, 60, (s,), generator=generator).tolist(), EOS],
+            "labels": [ZH, *torch.randint(6, 60, (t,), generator=generator).tolist(), EOS],
+        }
+        for s, t in lengths
+    ]
+    return Seq2SeqCollator(PAD)(examples)
+
+
+def loss_and_gradients(model, compute_loss):
+    model.zero_grad()
+    loss = compute_loss()
+    loss.backward()
+    return loss.detach(), {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+
+
+def assert_same(result, expected, rtol=1e-4, atol=1e-6):
+    torch.testing.assert_close(result[0], expected[0], rtol=rtol, atol=atol)
+    assert result[1].keys() == expected[1].keys()
+    for name in expected[1]:
+        torch.testing.assert_close(result[1][name], expected[1][name], rtol=rtol, atol=atol, msg=name)
+
+
+@pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
+@pytest.mark.parametrize("attention_groups", [1, 3])
+def test_fast_path_equals_the_plain_model(monkeypatch, position_embedding_type, normalize_before, attention_groups):
+    """Packed batch, attention per group of similar-length sentences, fused loss: the plain model's loss and gradients,
+    with the layers really seeing the real tokens only, in one row."""
+    monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
+    batch = padded_batch()
+    model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
+    plain = loss_and_gradients(model, lambda: model(**batch).loss)
+    fast = FastTraining(model, attention_groups=attention_groups)
+    rows_seen = []
+    model.model.encoder.layers[0].mlp.fc1.register_forward_hook(lambda m, args, out: rows_seen.append(args[0].shape))
+    assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
+    assert rows_seen == [(1, int(batch["attention_mask"].sum()), 64)]  # one packed row, no padding
+    fast.remove()
+    assert_same(loss_and_gradients(model, lambda: model(**batch).loss), plain)
+
+
+@pytest.mark.parametrize("packing,fused_loss", [(False, True), (True, False), (False, False)])
+def test_each_part_alone_equals_the_plain_model(packing, fused_loss):
+    batch = padded_batch()
+    model = tiny_model(seed=1)
+    plain = loss_and_gradients(model, lambda: model(**batch, num_items_in_batch=50).loss)
+    fast = FastTraining(model, packing=packing, fused_loss=fused_loss)
+    assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch, num_items_in_batch=50)), plain)
+
+
+def test_packing_keeps_labels_ignored_inside_a_row_and_rows_without_labels(monkeypatch):
+    """A -100 inside a target is kept (ignored by the loss, still an input position); a row whose labels are all
+    -100 has no target tokens at all, and an attention group of such rows is skipped."""
+    batch = padded_batch()
+    batch["labels"][0, 2] = -100
+    batch["labels"][3] = -100  # the shortest source: alone in its group with enough groups
+    model = tiny_model(seed=2)
+    plain = loss_and_gradients(model, lambda: model(**batch).loss)
+    monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
+    fast = FastTraining(model, attention_groups=6)
+    assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
+
+
+def test_pack_lays_out_sentences_and_groups(monkeypatch):
+    monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
+    batch = padded_batch()
+    packed = pack(batch, decoder_start_token_id=BOS, pad_token_id=PAD, attention_groups=2)
+    source_lengths, target_lengths = batch["attention_mask"].sum(1), batch["labels"].ne(-100).sum(1)
+    assert packed["input_ids"].shape == (1, int(source_lengths.sum()))
+    assert packed["labels"].shape == packed["decoder_input_ids"].shape == (1, int(target_lengths.sum()))
+    assert packed["position_ids"][0, : int(source_lengths[0])].tolist() == list(range(int(source_lengths[0])))
+    assert packed["decoder_input_ids"][0, 0] == BOS and packed["decoder_input_ids"][0, 1] == ZH
+    layout = packed["packed_layout"]
+    assert [g.rows for g in layout.source] == [g.rows for g in layout.target]
+    assert sum(g.rows for g in layout.source) == 6
+    assert sorted(torch.cat([g.tokens for g in layout.source]).tolist()) == list(range(int(source_lengths.sum())))
+    assert [g.width for g in layout.source] == [5, 8]  # each group padded to its own longest sentence
+
+
+def test_length_groups_sort_and_merge_equal_widths():
+    lengths = torch.tensor([5, 1, 9, 3, 7, 2, 8, 4, 6, 1, 9, 3, 5, 7, 2, 8])
+    groups = length_groups(lengths, max_groups=4)
+    assert sorted(torch.cat(groups).tolist()) == list(range(16))
+    widths = [int(lengths[g].max()) for g in groups]
+    assert widths == sorted(widths) and len(set(widths)) == len(widths)
+    assert len(length_groups(lengths[:7], max_groups=4)) == 1  # fewer than 8 rows per group: one group
+
+
+@pytest.mark.parametrize(
+    "labelled,autocast,cpu_bf16",
+    [(slice(None), False, "native"), (slice(0), False, "native"), (slice(None), True, "native"),
+     (slice(None), True, "emulated")],
+    ids=["fp32", "no-labels", "bf16-native", "bf16-emulated"],
+)  # fmt: skip
+def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast, cpu_bf16):
+    """Several chunks (the first writes the weight gradient, the rest add to it), a batch without any labelled row,
+    and bf16 autocast with native and emulated bf16 (emulated: the products run in float32)."""
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(11, 16, requires_grad=True), torch.randn(37, 16, requires_grad=True)
+    labels = torch.full((11,), -100)
+    labels[labelled] = torch.randint(0, 37, (11,))[labelled]
+    labels[3] = -100
+
+    def loss_and_grads(fused):
+        with hardware.forced(cpu_bf16=cpu_bf16), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            if fused:
+                loss = LinearCrossEntropy.apply(hidden, weight, labels, 0.1, 4)
+            else:
+                logits = (hidden @ weight.t()).float()
+                loss = torch.nn.functional.cross_entropy(logits, labels, reduction="sum", label_smoothing=0.1)
+        (2 * loss).backward()
+        grads = hidden.grad.clone(), weight.grad.clone()
+        hidden.grad = weight.grad = None
+        return loss, *grads
+
+    tolerance = dict(rtol=2e-2, atol=2e-2) if autocast else dict(rtol=1e-5, atol=1e-5)
+    for fused, reference in zip(loss_and_grads(True), loss_and_grads(False)):
+        torch.testing.assert_close(fused.float(), reference.float(), **tolerance)
+
+
+def test_fused_loss_refuses_a_second_backward_clearly():
+    model = tiny_model()
+    loss = FastTraining(model).loss(model, padded_batch())
+    loss.backward(retain_graph=True)
+    with pytest.raises(RuntimeError, match="cannot be backpropagated twice"):
+        loss.backward()
+
+
+def test_loss_through_a_wrapper_uses_the_wrapped_forward():
+    """DDP and Accelerate wrap the model; the loss must run through the wrapper's forward (which DDP needs to sync
+    gradients) and still find the LM head."""
+
+    class Wrapper(torch.nn.Module):
+        def __init__(self, module):
+            super().__init__()
+            self.module, self.calls = module, 0
+
+        def forward(self, **kwargs):
+            self.calls += 1
+            return self.module(**kwargs)
+
+    model = tiny_model(seed=3)
+    batch = padded_batch()
+    plain = loss_and_gradients(model, lambda: model(**batch).loss)
+    wrapper = Wrapper(model)
+    fast = FastTraining(model)
+    assert_same(loss_and_gradients(model, lambda: fast.loss(wrapper, batch)), plain)
+    assert wrapper.calls == 1
+
+
+@pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
+def test_modules_swapped_for_the_hardware_and_removed_again(cpu_bf16):
+    """On the CPU: CPU dropout always; emulated-bf16 linears only for bf16 training on a CPU without bf16
+    instructions. `remove()` gives the plain model back: classes and attention implementation."""
+    model = tiny_model()
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        fast = FastTraining(model, mixed_precision="bf16")
+        float32 = FastTraining(tiny_model(), mixed_precision="no")
+    types = {type(m) for m in model.modules()}
+    assert CpuDropout in types and torch.nn.Dropout not in types
+    assert (EmulatedBf16Linear in types) == (cpu_bf16 == "emulated")
+    assert EmulatedBf16Linear not in {type(m) for m in float32.model.modules()}
+    assert model.config._attn_implementation == fast_training.PACKED_ATTENTION
+    fast.remove()
+    types = {type(m) for m in model.modules()}
+    assert CpuDropout not in types and EmulatedBf16Linear not in types
+    assert model.config._attn_implementation == "sdpa"
+
+
+@pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
+def test_bf16_packed_attention_runs_in_float32_where_the_cpu_emulates_bf16(monkeypatch, cpu_bf16):
+    """Under bf16 autocast on a CPU without bf16 instructions, training attention (SDPA) runs in float32, where its
+    backward is 3-4x faster; with them, and without gradients, it stays bf16."""
+    dtypes, sdpa = [], torch.nn.functional.scaled_dot_product_attention
+
+    def recording_sdpa(query, *args, **kwargs):
+        dtypes.append(query.dtype)
+        return sdpa(query, *args, **kwargs)
+
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording_sdpa)
+    model, batch = tiny_model(seed=3), padded_batch()
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        fast = FastTraining(model, mixed_precision="bf16")
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = fast.loss(model, batch)
+        loss.backward()
+        assert dtypes and set(dtypes) == {torch.bfloat16 if cpu_bf16 == "native" else torch.float32}
+        assert all(p.grad.isfinite().all() for p in model.parameters() if p.grad is not None)
+        dtypes.clear()
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            fast.loss(model, batch)
+        assert set(dtypes) == {torch.bfloat16}
+
+
+@pytest.mark.parametrize("autocast", [True, False], ids=["bf16-autocast", "bf16-weights"])
+def test_emulated_bf16_linear_does_bf16_arithmetic_in_float32(monkeypatch, autocast):
+    """Without bf16 instructions, the bf16 products run as float32 GEMMs of the bf16 values: the arithmetic of a bf16
+    GEMM (exact products, float32 sums), so outputs and gradients equal `nn.Linear`'s under autocast up to the order
+    of summation, in the same dtypes. Few rows (decoding) and float32 stay `nn.Linear`'s."""
+    torch.manual_seed(0)
+    linear = EmulatedBf16Linear(64, 96)
+    if not autocast:
+        linear.bfloat16()
+    x = torch.randn(10, 7, 64, dtype=linear.weight.dtype, requires_grad=True)  # 70 rows: enough for float32 GEMMs
+    calls, apply = [], Bf16LinearInFloat32.apply
+    monkeypatch.setattr(Bf16LinearInFloat32, "apply", lambda *args: calls.append(1) or apply(*args))
+
+    def output_and_gradients(cpu_bf16):
+        x.grad = None
+        linear.zero_grad()
+        with hardware.forced(cpu_bf16=cpu_bf16), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            y = linear(x)
+        (y.float() * torch.linspace(-1, 1, 96)).sum().backward()
+        return y, x.grad, linear.weight.grad, linear.bias.grad
+
+    native = output_and_gradients("native")
+    assert not calls
+    emulated = output_and_gradients("emulated")
+    assert calls == [1]
+    for got, expected in zip(emulated, native):
+        assert got.dtype == expected.dtype
+        torch.testing.assert_close(got, expected, rtol=8e-3, atol=1e-2)
+    with hardware.forced(cpu_bf16="emulated"):
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            linear(x[:1])  # 7 rows
+        linear.float()(x.float())
+    assert calls == [1]
+
+
+def test_bf16_training_where_the_cpu_emulates_bf16_is_as_precise_as_native_bf16(monkeypatch):
+    """A whole bf16 training step (packed, fused loss) with emulated bf16 is as close to float32 training as
+    PyTorch's own bf16 path: the same loss, gradients as far from float32's."""
+    monkeypatch.setattr(EmulatedBf16Linear, "MIN_ROWS", 1)  # this small batch's products too
+    batch = padded_batch()
+    model = tiny_model(seed=3)
+
+    def run(cpu_bf16, autocast=True):
+        with hardware.forced(cpu_bf16=cpu_bf16):
+            fast = FastTraining(model, mixed_precision="bf16" if autocast else "no")
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                result = loss_and_gradients(model, lambda: fast.loss(model, batch))
+            fast.remove()
+        return result
+
+    float32_loss, float32_grads = run("native", autocast=False)
+    (native_loss, native_grads), (loss, grads) = run("native"), run("emulated")
+    torch.testing.assert_close(loss, native_loss, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(loss, float32_loss, rtol=1e-2, atol=1e-2)
+
+    def relative_errors(gradients):
+        assert gradients.keys() == float32_grads.keys()
+        return torch.stack([(g - float32_grads[n]).abs().max() / float32_grads[n].abs().max()
+                            for n, g in gradients.items()])  # fmt: skip
+
+    errors, native_errors = relative_errors(grads), relative_errors(native_grads)
+    assert errors.max() <= 1.25 * native_errors.max() and errors.mean() <= 1.25 * native_errors.mean()
+
+
+@pytest.mark.parametrize("p", [0.1, 0.3])
+def test_cpu_dropout_drops_p_and_keeps_expectations(p):
+    """The mask comes from 15-bit integers: the drop rate must be p in each of the four lanes of a 64-bit draw, kept
+    values scaled so the expectation is unchanged, the gradient masked the same way, the mask reproducible."""
+    dropout = CpuDropout(p).train()
+    x = (torch.rand(400, 501) + 1).requires_grad_()
+    torch.manual_seed(0)
+    y = dropout(x)
+    kept = y != 0
+    assert abs((1 - kept.float().mean()).item() - p) < 0.005
+    for lane in range(4):
+        assert abs((1 - kept.flatten()[lane::4].float().mean()).item() - p) < 0.008
+    rounded_p = round(p * 32768) / 32768
+    torch.testing.assert_close(y[kept], x[kept] / (1 - rounded_p))
+    y.backward(torch.ones_like(y))
+    torch.testing.assert_close(x.grad, kept / (1 - rounded_p))
+    torch.manual_seed(0)
+    assert torch.equal(dropout(x) != 0, kept)
+    assert dropout.eval()(x) is x
+    x16 = x.detach().bfloat16()  # bf16 keeps the exact float32 scale
+    torch.manual_seed(0)
+    y16 = dropout.train()(x16)
+    assert torch.equal(y16 != 0, kept)
+    torch.testing.assert_close(y16[kept], (x16[kept].float() / (1 - rounded_p)).bfloat16())

@@ -1,0 +1,51 @@
+"""`zhen.hardware`: one place decides every hardware-dependent branch, and each can be forced on any machine."""
+
+import pytest
+
+from zhen import hardware
+from zhen.training import resolve_mixed_precision
+
+
+def test_forced_values_apply_inside_the_block_only():
+    detected = hardware.detected()
+    other = "emulated" if detected.cpu_bf16 == "native" else "native"
+    with hardware.forced(cpu_bf16=other) as machine:
+        assert machine.cpu_bf16 == hardware.current().cpu_bf16 == other
+        assert hardware.emulates_bf16("cpu") == (other == "emulated")
+        assert not hardware.emulates_bf16("cuda")
+        with hardware.forced(mkl_packing="off"):
+            assert hardware.current().mkl_packing == "off" and hardware.current().cpu_bf16 == other
+    assert hardware.current() == detected
+
+
+def test_environment_variable_forces_too(monkeypatch):
+    monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,cuda=false")
+    machine = hardware.current()
+    assert (machine.cpu_bf16, machine.mkl_packing, machine.cuda) == ("emulated", "off", False)
+    monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=fast")
+    with pytest.raises(ValueError, match=r"ZHEN_HARDWARE: cpu_bf16='fast' is invalid"):
+        hardware.current()
+    monkeypatch.setenv("ZHEN_HARDWARE", "gpu=yes")
+    with pytest.raises(ValueError, match="unknown hardware field 'gpu'"):
+        hardware.current()
+
+
+@pytest.mark.parametrize(
+    "machine,on_cpu,expected",
+    [
+        (dict(cpu_bf16="native"), True, "bf16"),
+        (dict(cpu_bf16="emulated"), True, "no"),
+        (dict(cuda=True, cuda_bf16=True), False, "bf16"),
+        (dict(cuda=True, cuda_bf16=False), False, "fp16"),
+    ],
+    ids=["cpu-native-bf16", "cpu-emulated-bf16", "gpu-bf16", "gpu-without-bf16"],
+)
+def test_mixed_precision_auto_follows_the_machine(machine, on_cpu, expected):
+    """`auto` trains in bf16 where the hardware computes in it (on a CPU that only emulates bf16 it trains no faster
+    than float32, so float32); an explicit choice is kept, and fp16 on a CPU is refused with the alternatives."""
+    with hardware.forced(**machine):
+        assert resolve_mixed_precision("auto", on_cpu=on_cpu) == expected
+        assert resolve_mixed_precision("bf16", on_cpu=on_cpu) == "bf16"
+        assert resolve_mixed_precision("no", on_cpu=on_cpu) == "no"
+    with pytest.raises(ValueError, match="'bf16' or 'no'"):
+        resolve_mixed_precision("fp16", on_cpu=True)

@@ -1,0 +1,457 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
+"""zhen's fast training path, beside the plain model and switched on by one object, [`FastTraining`].
+
+What it changes, each the same arithmetic as the plain model (`tests/test_fast_training.py` proves forward, loss and
+gradients equal) and each through a mechanism Transformers provides:
+
+- **Packed batches** ([`pack`]): the sentences of a padded batch concatenated into one row, with `position_ids`
+  restarting at each sentence, as Transformers' padding-free training does. Projections, feed-forward layers, norms,
+  dropout and the LM head then do no work on padding. Attention alone needs each sentence apart: the registered
+  attention function [`packed_sdpa_attention`] (`attn_implementation="zhen_packed_sdpa"`) runs SDPA on up to
+  `attention_groups` groups of sentences of similar length, each padded only to its own longest sentence, and returns
+  to the packed layout. The [`PackedLayout`] travels to it in the attention kwargs; without one it is plain SDPA.
+- **The loss** ([`fused_translation_loss`], a criterion the trainer calls instead of reading `outputs.loss`, as
+  fairseq keeps criteria apart from models): label-smoothed cross-entropy of `hidden @ lm_head.T` computed a chunk of
+  rows at a time with its gradient formed in the same pass, so the (tokens × vocabulary) logits never exist.
+- **Swapped modules** on the CPU: `nn.Dropout` → [`CpuDropout`] (its mask from 15-bit random integers, four per
+  64-bit draw, a third of `bernoulli_`'s cost); and where the CPU has no bf16 instructions and training runs in bf16,
+  `nn.Linear` → [`EmulatedBf16Linear`] (the same bf16 arithmetic as float32 GEMMs, 2-4x faster there).
+
+Hardware choices come from `zhen.hardware`, so tests can force each branch on any machine. `FastTraining(...).remove()`
+gives back exactly the plain model; `torch.compile` is for the plain model (packed batches change shape every step).
+"""
+
+import dataclasses
+
+import torch
+from torch import nn
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+from transformers.modeling_utils import AttentionInterface
+
+from . import hardware
+from .modeling_zhen import shift_tokens_right
+
+
+PACKED_ATTENTION = "zhen_packed_sdpa"
+LOSS_CHUNK_SIZE = 512  # rows of logits per chunk of the fused loss: small enough to stay in cache
+MIN_GROUP_ROWS = 8  # fewer sentences per attention group cost more in calls than they save in padding
+NO_LOGITS = torch.empty(0, dtype=torch.long)  # `logits_to_keep` that keeps none: the fused loss needs no logits
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Packed batches
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class GroupSide:
+    """One side (source or target) of one attention group: `gather` picks the group's padded `(rows * width)` slots
+    from the packed tokens (padding slots repeat a real token; masks or causality keep them out); `real` are the slots
+    holding real tokens and `tokens` their packed positions; `key_mask` is `(rows, 1, 1, width)` or None when the
+    group's sentences have equal length."""
+
+    rows: int
+    width: int
+    gather: torch.Tensor
+    real: torch.Tensor
+    tokens: torch.Tensor
+    key_mask: torch.Tensor | None
+
+
+@dataclasses.dataclass
+class PackedLayout:
+    """Where each sentence's tokens are in a packed batch, and the groups of sentences attention runs on."""
+
+    source: list[GroupSide]
+    target: list[GroupSide]
+    source_tokens: int
+    target_tokens: int
+
+    def sides(self, module) -> tuple[list[GroupSide], list[GroupSide]]:
+        """(query side, key side) of an attention module: the target's for decoder self-attention, the target's and
+        the source's for cross-attention, the source's for encoder self-attention."""
+        if module.is_cross_attention:
+            return self.target, self.source
+        return (self.target, self.target) if module.is_causal else (self.source, self.source)
+
+    def to(self, device) -> "PackedLayout":
+        def moved(group: GroupSide) -> GroupSide:
+            mask = None if group.key_mask is None else group.key_mask.to(device)
+            tensors = {name: getattr(group, name).to(device) for name in ("gather", "real", "tokens")}
+            return dataclasses.replace(group, key_mask=mask, **tensors)
+
+        return dataclasses.replace(self, source=[moved(g) for g in self.source], target=[moved(g) for g in self.target])
+
+
+def pack(batch: dict, decoder_start_token_id: int, pad_token_id: int, attention_groups: int = 4) -> dict:
+    """A padded batch (`input_ids`, `attention_mask`, `labels` with -100 after each target, as zhen's collator makes
+    it) as one packed row of real tokens: `input_ids`, `position_ids`, `decoder_input_ids`, `decoder_position_ids`
+    and `labels` of shape `(1, tokens)`, and the `packed_layout` that [`packed_sdpa_attention`] reads. A target keeps
+    its positions up to its last label, so a -100 inside a target stays an (ignored) position, as in the plain model."""
+    source_keep = batch["attention_mask"].bool()
+    labels = batch["labels"]
+    positions = torch.arange(1, labels.shape[1] + 1)
+    target_keep = positions <= (positions * (labels != -100)).amax(1, keepdim=True)
+    decoder_input_ids = shift_tokens_right(labels, pad_token_id, decoder_start_token_id)
+    groups = length_groups(source_keep.sum(1), attention_groups)
+    return {
+        "input_ids": batch["input_ids"][source_keep][None],
+        "position_ids": _positions(source_keep)[None],
+        "decoder_input_ids": decoder_input_ids[target_keep][None],
+        "decoder_position_ids": _positions(target_keep)[None],
+        "labels": labels[target_keep][None],
+        "packed_layout": PackedLayout(
+            source=_group_sides(source_keep, groups),
+            target=_group_sides(target_keep, groups),
+            source_tokens=int(source_keep.sum()),
+            target_tokens=int(target_keep.sum()),
+        ),
+    }
+
+
+def _positions(keep: torch.Tensor) -> torch.Tensor:
+    return (keep.long().cumsum(1) - 1)[keep]
+
+
+def length_groups(lengths: torch.Tensor, max_groups: int) -> list[torch.Tensor]:
+    """Sentence indices sorted by length and cut into at most `max_groups` groups of equal size (of at least
+    `MIN_GROUP_ROWS` sentences); neighbouring groups of the same longest length are merged."""
+    order = lengths.argsort(stable=True)
+    groups = []
+    for rows in order.tensor_split(max(1, min(max_groups, len(order) // MIN_GROUP_ROWS))):
+        if groups and lengths[rows[-1]] == lengths[groups[-1][-1]]:
+            groups[-1] = torch.cat([groups[-1], rows])
+        else:
+            groups.append(rows)
+    return groups
+
+
+def _group_sides(keep: torch.Tensor, groups: list[torch.Tensor]) -> list[GroupSide]:
+    lengths = keep.sum(1)
+    starts = lengths.cumsum(0) - lengths  # packed position of each sentence's first token
+    sides = []
+    for rows in groups:
+        width = int(lengths[rows].max())
+        columns = torch.arange(width)
+        group_keep = columns[None] < lengths[rows][:, None]  # (rows, width)
+        slots = starts[rows][:, None] + torch.where(group_keep, columns[None], 0)
+        real = group_keep.flatten().nonzero().squeeze(1)
+        key_mask = None if group_keep.all() else group_keep[:, None, None, :]
+        sides.append(GroupSide(len(rows), width, slots.flatten(), real, slots.flatten()[real], key_mask))
+    return sides
+
+
+def packed_sdpa_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, packed_layout=None,
+                          **kwargs):  # fmt: skip
+    """SDPA over a packed batch, one group of sentences of similar length at a time (see [`pack`]); plain
+    `sdpa_attention_forward` for any other batch. `query`, `key`, `value` are `(1, heads, tokens, head_dim)`."""
+    if packed_layout is None:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
+                                      **kwargs)  # fmt: skip
+    query_side, key_side = packed_layout.sides(module)
+    query, key, value = (t[0].transpose(0, 1) for t in (query, key, value))  # (tokens, heads, head_dim)
+    in_float32 = query.dtype == torch.bfloat16 and torch.is_grad_enabled() and hardware.emulates_bf16(query.device)
+    output = query.new_empty(query.shape)
+    for q_group, k_group in zip(query_side, key_side):
+        if q_group.width == 0:  # sentences without target tokens (all labels -100)
+            continue
+        # SDPA's CPU backward in emulated bf16 takes 3-4x as long as in float32: do those groups in float32
+        q, k, v = (_padded(t, g, in_float32) for t, g in ((query, q_group), (key, k_group), (value, k_group)))
+        out = nn.functional.scaled_dot_product_attention(
+            q,
+            k,
+            v,
+            attn_mask=None if module.is_causal else k_group.key_mask,
+            dropout_p=dropout,
+            is_causal=module.is_causal,  # target rows are right-padded: causality alone keeps padding out
+            scale=scaling,
+        )
+        out = out.transpose(1, 2).reshape(-1, *out.shape[1:2], out.shape[-1])  # (rows * width, heads, head_dim)
+        output.index_copy_(0, q_group.tokens, out.index_select(0, q_group.real).to(output.dtype))
+    return output[None], None
+
+
+def _padded(states: torch.Tensor, group: GroupSide, in_float32: bool) -> torch.Tensor:
+    """(tokens, heads, head_dim) -> (rows, heads, width, head_dim) of one group."""
+    padded = states.index_select(0, group.gather).view(group.rows, group.width, *states.shape[1:])
+    return (padded.float() if in_float32 else padded).transpose(1, 2)
+
+
+AttentionInterface.register(PACKED_ATTENTION, packed_sdpa_attention)
+AttentionMaskInterface.register(PACKED_ATTENTION, sdpa_mask)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The loss
+# --------------------------------------------------------------------------------------------------------------
+
+
+def fused_translation_loss(model, inputs: dict, labels: torch.Tensor, label_smoothing: float,
+                           num_items_in_batch=None, chunk_size: int = LOSS_CHUNK_SIZE) -> torch.Tensor:  # fmt: skip
+    """The loss `model(**inputs, labels=labels).loss` computes (label-smoothed cross-entropy per labelled token, or
+    per `num_items_in_batch`), without the logits: the decoder's last hidden states go through [`LinearCrossEntropy`]
+    with the LM head's weight. `inputs` must hold the decoder inputs. `model` may be wrapped (DDP, Accelerate): it is
+    called as it is, so that wrappers see the forward pass."""
+    outputs = model(**inputs, logits_to_keep=NO_LOGITS, output_hidden_states=-1, use_cache=False)
+    hidden = outputs.decoder_hidden_states[-1]
+    labels = labels.to(hidden.device).flatten()
+    weight = _unwrapped(model).get_output_embeddings().weight
+    loss = LinearCrossEntropy.apply(hidden.flatten(0, -2), weight, labels, label_smoothing, chunk_size)
+    if num_items_in_batch is None:
+        num_items_in_batch = (labels != -100).sum().clamp(min=1)
+    return loss / (num_items_in_batch.to(loss.device) if torch.is_tensor(num_items_in_batch) else num_items_in_batch)
+
+
+def _unwrapped(model):
+    while hasattr(model, "module"):  # DistributedDataParallel, DataParallel
+        model = model.module
+    return model
+
+
+class LinearCrossEntropy(torch.autograd.Function):
+    """Label-smoothed cross-entropy of `hidden @ weight.T`, summed over the rows whose label is not -100, computed a
+    chunk of rows at a time with the gradient formed in the same pass (as Liger's fused linear cross-entropy does).
+
+    The (tokens, vocab) logits, their log-softmax and its gradient never exist at once (each half a gigabyte per 4k
+    tokens with a 32k vocabulary). Under autocast the products run in the autocast dtype and the softmax in float32,
+    as `lm_head` + `cross_entropy` would; in bf16 on a CPU without bf16 instructions the products of the bf16-rounded
+    operands run in float32 (see [`Bf16LinearInFloat32`]) and are not rounded again.
+    """
+
+    @staticmethod
+    def forward(ctx, hidden, weight, labels, label_smoothing: float, chunk_size: int):
+        rows = (labels != -100).nonzero().squeeze(1)
+        device = hidden.device
+        dtype = hardware.autocast_dtype(device) or hidden.dtype
+        with torch.autocast(device.type, enabled=False):
+            inputs, targets, w = hidden[rows].to(dtype), labels[rows], weight.to(dtype)
+            if dtype == torch.bfloat16 and hardware.emulates_bf16(device):
+                inputs, w, dtype = inputs.float(), w.float(), torch.float32
+            n, vocab_size = len(rows), w.shape[0]
+            weight_sum = w.float().sum(0)
+            grad_inputs = torch.empty_like(inputs)
+            # written by the first chunk's product rather than zero-filled first: a pass less over (vocab, d_model)
+            grad_weight = (torch.empty_like if n else torch.zeros_like)(weight, dtype=torch.float32)
+            buffer = inputs.new_empty((min(chunk_size, n), vocab_size), dtype=torch.float32)  # one chunk's logits
+            fp32 = dtype == torch.float32
+            loss = torch.zeros((), dtype=torch.float32, device=device)
+            for start in range(0, n, chunk_size):
+                x, y = inputs[start : start + chunk_size], targets[start : start + chunk_size]
+                logits = torch.mm(x, w.t(), out=buffer[: len(x)]) if fp32 else buffer[: len(x)].copy_(x @ w.t())
+                target_logits = logits.gather(1, y[:, None]).squeeze(1)
+                log_probs = torch.log_softmax(logits, 1, out=logits)
+                # smoothed -log p(y) = -(1-e) log p(y) - e mean(log p) = -log p(y) + e (z_y - mean z)
+                loss -= log_probs.gather(1, y[:, None]).sum()
+                loss += label_smoothing * (target_logits - x.float() @ weight_sum / vocab_size).sum()
+                probs, grad_rows = log_probs.exp_().to(dtype), grad_inputs[start : start + chunk_size]
+                if fp32:  # straight into the outputs: no (tokens, vocab) temporaries to allocate and page in
+                    torch.mm(probs, w, out=grad_rows)
+                    grad_weight.addmm_(probs.t(), x, beta=1 if start else 0)  # beta=0 ignores the empty memory
+                else:
+                    grad_rows.copy_(probs @ w)
+                    (grad_weight.add_ if start else grad_weight.copy_)(probs.t() @ x)
+            # the rest of d loss / d logits = softmax - e/V - (1-e) onehot(y), applied without a (tokens, vocab) pass
+            smooth = label_smoothing / vocab_size
+            grad_inputs -= (smooth * weight_sum + (1 - label_smoothing) * w[targets].float()).to(dtype)
+            grad_weight -= smooth * inputs.float().sum(0)
+            grad_weight.index_add_(0, targets, inputs.float(), alpha=-(1 - label_smoothing))
+        ctx.save_for_backward(rows, grad_inputs, grad_weight)
+        ctx.hidden_shape, ctx.hidden_dtype, ctx.weight_dtype = hidden.shape, hidden.dtype, weight.dtype
+        ctx.used = False
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if ctx.used:
+            raise RuntimeError(
+                "The fused loss scales its precomputed gradients in place, so it cannot be backpropagated twice "
+                "(retain_graph=True); compute the loss again, or use the model's own loss (outputs.loss)."
+            )
+        ctx.used = True
+        rows, grad_inputs, grad_weight = ctx.saved_tensors
+        grad_hidden = grad_inputs.new_zeros(ctx.hidden_shape, dtype=ctx.hidden_dtype)
+        grad_hidden[rows] = (grad_inputs * grad_output).to(ctx.hidden_dtype)
+        # in place: a second (vocab, d_model) gradient would cost a pass and, at 32k x 512, 64 MiB of fresh pages
+        return grad_hidden, grad_weight.mul_(grad_output).to(ctx.weight_dtype), None, None, None
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Swapped modules
+# --------------------------------------------------------------------------------------------------------------
+
+
+class CpuDropout(nn.Dropout):
+    """`nn.Dropout` whose CPU training mask comes from 15-bit random integers, four per 64-bit draw, where
+    `bernoulli_` draws a float per element: on CPU the random numbers are most of dropout's cost. `p` is rounded to a
+    multiple of 1/32768 (fused GPU kernels round it to 1/256) and kept values are scaled by 1 / (1 - rounded p), so
+    expectations are unchanged."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.training and x.device.type == "cpu" and 0 < round(self.p * 32768) < 32768:
+            return _CpuDropoutFunction.apply(x, self.p)
+        return super().forward(x)
+
+
+def _widen(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """A boolean mask as 0/1 of `dtype`, converted from its bytes: PyTorch's CPU conversion is vectorised from uint8
+    but not from bool."""
+    return mask.view(torch.uint8).to(dtype)
+
+
+class _CpuDropoutFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, p: float) -> torch.Tensor:
+        threshold = round(p * 32768)
+        ctx.scale = 32768 / (32768 - threshold)
+        draws = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_()  # uniform on [0, 2**63)
+        bits = draws.bitwise_and_(0x7FFF_7FFF_7FFF_7FFF).view(torch.int16)[: x.numel()].view(x.shape)
+        keep = bits >= threshold
+        ctx.save_for_backward(keep)  # as booleans: a saved float mask would cost four times the fresh memory
+        return _widen(keep, x.dtype).mul_(x).mul_(ctx.scale)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):
+        (keep,) = ctx.saved_tensors
+        return _widen(keep, grad_output.dtype).mul_(grad_output).mul_(ctx.scale), None
+
+
+class Bf16LinearInFloat32(torch.autograd.Function):
+    """`linear(x, weight, bias)` of bfloat16 tensors, with a bfloat16 result and bfloat16 gradients, multiplied by
+    float32 GEMMs on their float32 values. That is the arithmetic of a bfloat16 GEMM (the product of two bf16 numbers
+    is exact in float32, and bf16 GEMMs accumulate in float32), at float32 speed where the CPU has no bf16
+    instructions: PyTorch's emulated bf16 GEMM converts to float32 too, but runs at a quarter of float32's rate."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return nn.functional.linear(x.float(), weight.float(), None if bias is None else bias.float()).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):
+        x, weight = ctx.saved_tensors
+        grad = grad_output.float().flatten(0, -2)
+        grad_x = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_x = (grad @ weight.float()).to(x.dtype).view(x.shape)
+        if ctx.needs_input_grad[1]:
+            grad_weight = (grad.t() @ x.flatten(0, -2).float()).to(weight.dtype)
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            grad_bias = grad.sum(0).to(weight.dtype)
+        return grad_x, grad_weight, grad_bias
+
+
+class EmulatedBf16Linear(nn.Linear):
+    """`nn.Linear` whose bfloat16 products (under bf16 autocast, or with bf16 weights) of at least `MIN_ROWS` rows
+    run through [`Bf16LinearInFloat32`] on a CPU that emulates bf16; elsewhere it is `nn.Linear`."""
+
+    MIN_ROWS = 64  # below, converting the weight to float32 costs more than the faster GEMM saves
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        computes_bf16 = hardware.autocast_dtype(x.device) == torch.bfloat16 or (
+            x.dtype == self.weight.dtype == torch.bfloat16
+        )
+        if x.numel() < self.MIN_ROWS * self.in_features or not computes_bf16 or not hardware.emulates_bf16(x.device):
+            return super().forward(x)
+        with torch.autocast(x.device.type, enabled=False):  # the casts autocast would make, differentiable
+            bias = None if self.bias is None else self.bias.bfloat16()
+            return Bf16LinearInFloat32.apply(x.bfloat16(), self.weight.bfloat16(), bias)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The switch
+# --------------------------------------------------------------------------------------------------------------
+
+
+class FastTraining:
+    """Switch a model to zhen's fast training path, and compute the training loss through it.
+
+    ```python
+    fast = FastTraining(model, mixed_precision="bf16")   # swaps modules, sets the packed attention
+    loss = fast.loss(prepared_model, batch)               # batch from zhen's collator; prepared_model may be wrapped
+    fast.remove()                                         # the plain model again
+    ```
+
+    Args:
+        model ([`ZhenForConditionalGeneration`]): the model (unwrapped).
+        mixed_precision (`str`): `"no"`, `"bf16"` or `"fp16"`, as training runs.
+        packing (`bool`, *optional*): train on packed batches; by default when the model uses SDPA.
+        fused_loss (`bool`, defaults to `True`): the loss without logits ([`fused_translation_loss`]).
+        attention_groups (`int`, defaults to 4): groups of similar-length sentences attention runs on.
+        label_smoothing (`float`, *optional*): defaults to `model.config.label_smoothing`.
+        loss_chunk_size (`int`, defaults to 512): rows of logits per chunk of the fused loss.
+    """
+
+    def __init__(self, model, mixed_precision: str = "no", packing: bool | None = None, fused_loss: bool = True,
+                 attention_groups: int = 4, label_smoothing: float | None = None,
+                 loss_chunk_size: int = LOSS_CHUNK_SIZE):  # fmt: skip
+        self.model = model
+        self.attn_implementation = model.config._attn_implementation
+        self.packing = self.attn_implementation == "sdpa" if packing is None else packing
+        self.fused_loss = fused_loss
+        self.loss_chunk_size = loss_chunk_size
+        self.attention_groups = attention_groups
+        self.label_smoothing = model.config.label_smoothing if label_smoothing is None else label_smoothing
+        on_cpu = next(model.parameters()).device.type == "cpu"
+        self.swaps = {nn.Dropout: CpuDropout} if on_cpu else {}
+        if on_cpu and mixed_precision == "bf16" and hardware.emulates_bf16("cpu"):
+            self.swaps[nn.Linear] = EmulatedBf16Linear
+        self.swapped: list[tuple[nn.Module, type]] = []
+        self.apply()
+
+    def describe(self) -> str:
+        parts = ["packed batches" if self.packing else "padded batches", "fused loss" if self.fused_loss else "logits"]
+        parts += [f"{new.__name__} for {old.__name__}" for old, new in self.swaps.items()]
+        return ", ".join(parts)
+
+    def apply(self) -> "FastTraining":
+        for module in self.model.modules():
+            new_class = self.swaps.get(type(module))
+            if new_class is not None:
+                self.swapped.append((module, type(module)))
+                module.__class__ = new_class
+        if self.packing:
+            self.model.set_attn_implementation(PACKED_ATTENTION)
+        return self
+
+    def remove(self) -> None:
+        """Undo [`apply`]: the plain model, with its own attention implementation."""
+        for module, original_class in self.swapped:
+            module.__class__ = original_class
+        self.swapped.clear()
+        if self.packing:
+            self.model.set_attn_implementation(self.attn_implementation)
+
+    def loss(self, model, batch: dict, num_items_in_batch=None) -> torch.Tensor:
+        """The training loss of a padded batch (`input_ids`, `attention_mask`, `labels`), through `model` (the model
+        given at construction, or its DDP/Accelerate wrapper)."""
+        device = next(self.model.parameters()).device
+        if self.packing:
+            config = self.model.config
+            inputs = pack(batch, config.decoder_start_token_id, config.pad_token_id, self.attention_groups)
+            inputs["packed_layout"] = inputs["packed_layout"].to(device)
+        else:
+            inputs = dict(batch)
+        inputs = {key: value.to(device) if torch.is_tensor(value) else value for key, value in inputs.items()}
+        if not self.fused_loss:
+            return model(**inputs, num_items_in_batch=num_items_in_batch).loss
+        labels = inputs.pop("labels")
+        if "decoder_input_ids" not in inputs:
+            inputs["decoder_input_ids"] = self.model.prepare_decoder_input_ids_from_labels(labels)
+        return fused_translation_loss(
+            model, inputs, labels, self.label_smoothing, num_items_in_batch, self.loss_chunk_size
+        )
+
+
+__all__ = [
+    "CpuDropout",
+    "EmulatedBf16Linear",
+    "FastTraining",
+    "LinearCrossEntropy",
+    "PackedLayout",
+    "fused_translation_loss",
+    "length_groups",
+    "pack",
+    "packed_sdpa_attention",
+]

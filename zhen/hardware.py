@@ -1,0 +1,118 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
+"""What the machine can do, decided in one place.
+
+Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
+decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
+with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off`.
+
+```python
+>>> from zhen import hardware
+>>> hardware.current().cpu_bf16           # 'native' on AMX / AVX512-BF16 CPUs, 'emulated' elsewhere
+>>> with hardware.forced(cpu_bf16="emulated"):
+...     ...                               # runs the code path of a CPU without bf16 instructions
+```
+"""
+
+import contextlib
+import dataclasses
+import functools
+import os
+
+import torch
+
+
+CPU_BF16 = ("native", "emulated")
+SWITCHES = ("on", "off")
+
+
+@dataclasses.dataclass(frozen=True)
+class Hardware:
+    """
+    Args:
+        cpu_bf16 (`str`): `"native"` where the CPU multiplies bfloat16 in hardware (AMX or AVX512-BF16), `"emulated"`
+            where PyTorch converts to float32 inside its kernels at about a quarter of float32's rate.
+        mkl_packing (`str`): `"on"` where PyTorch's MKL can pack float32 weights once for few-row products (decoding).
+        cuda (`bool`): whether a CUDA GPU is available.
+        cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
+    """
+
+    cpu_bf16: str
+    mkl_packing: str
+    cuda: bool
+    cuda_bf16: bool
+
+    def describe(self) -> str:
+        gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
+        return f"CPU bf16 {self.cpu_bf16}, MKL weight packing {self.mkl_packing}, {gpu}"
+
+
+@functools.cache
+def detected() -> Hardware:
+    """The machine as PyTorch sees it (cached)."""
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private; present since torch 2.3
+    native = any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+    mkl = torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
+    cuda = torch.cuda.is_available()
+    return Hardware(
+        cpu_bf16="native" if native else "emulated",
+        mkl_packing="on" if mkl else "off",
+        cuda=cuda,
+        cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
+    )
+
+
+_forced: list[dict] = []
+
+
+def current() -> Hardware:
+    """The machine zhen plans for: [`detected`], with `ZHEN_HARDWARE` and any [`forced`] values applied."""
+    values = {**_from_environment(), **{k: v for layer in _forced for k, v in layer.items()}}
+    return dataclasses.replace(detected(), **values) if values else detected()
+
+
+@contextlib.contextmanager
+def forced(**values):
+    """Plan for a machine that differs from this one in `values` (fields of [`Hardware`]) inside the block."""
+    _check(values, source="forced()")
+    _forced.append(values)
+    try:
+        yield current()
+    finally:
+        _forced.remove(values)
+
+
+def _from_environment() -> dict:
+    text = os.environ.get("ZHEN_HARDWARE", "").strip()
+    if not text:
+        return {}
+    values = {}
+    for item in text.split(","):
+        key, _, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        values[key] = {"true": True, "false": False}.get(value.lower(), value)
+    _check(values, source="ZHEN_HARDWARE")
+    return values
+
+
+def _check(values: dict, source: str) -> None:
+    allowed = {"cpu_bf16": CPU_BF16, "mkl_packing": SWITCHES, "cuda": (True, False), "cuda_bf16": (True, False)}
+    for key, value in values.items():
+        if key not in allowed:
+            raise ValueError(f"{source}: unknown hardware field {key!r}; known fields: {sorted(allowed)}.")
+        if value not in allowed[key]:
+            raise ValueError(f"{source}: {key}={value!r} is invalid; choose one of {allowed[key]}.")
+
+
+def emulates_bf16(device: torch.device | str = "cpu") -> bool:
+    """Whether bfloat16 products on `device` run on PyTorch's emulation (a CPU without bf16 instructions)."""
+    return torch.device(device).type == "cpu" and current().cpu_bf16 == "emulated"
+
+
+def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
+    """The dtype autocast computes in on `device` right now, or None outside autocast."""
+    device_type = torch.device(device).type
+    return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
+
+
+__all__ = ["Hardware", "autocast_dtype", "current", "detected", "emulates_bf16", "forced"]
