@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 from zhen import hardware
 from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
-from zhen.training import lr_lambda, train
+from zhen.training import make_scheduler, train
 from zhen.training_config import TrainingConfig, read_config_file, resolve_config
 
 
@@ -127,12 +127,27 @@ def test_config_errors_name_the_problem(tmp_path):
         TrainingConfig(max_tokens=64)
 
 
+def learning_rates(steps: int, total_steps: int, **config) -> list[float]:
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    scheduler = make_scheduler(optimizer, TrainingConfig(**config), total_steps)
+    rates = []
+    for _ in range(steps):
+        rates.append(scheduler.get_last_lr()[0])
+        optimizer.step()
+        scheduler.step()
+    return rates
+
+
 def test_learning_rate_schedules():
-    inverse_sqrt = lr_lambda(TrainingConfig(warmup_steps=100), total_steps=1000)
-    assert inverse_sqrt(0) == pytest.approx(0.01) and inverse_sqrt(99) == pytest.approx(1.0)
-    assert inverse_sqrt(399) == pytest.approx(0.5)  # sqrt(100 / 400)
-    cosine = lr_lambda(TrainingConfig(warmup_steps=10, lr_scheduler="cosine", min_lr_ratio=0.1), total_steps=110)
-    assert cosine(9) == pytest.approx(1.0) and cosine(59) == pytest.approx(0.55) and cosine(109) == pytest.approx(0.1)
+    """Transformers' schedules: warmup from 0, then 1/sqrt(step) (the Transformer paper's), cosine to a floor, or
+    constant; `rates[s]` is the learning rate of optimizer step s."""
+    inverse_sqrt = learning_rates(401, 1000, warmup_steps=100)
+    assert inverse_sqrt[0] == 0 and inverse_sqrt[50] == pytest.approx(0.5) and inverse_sqrt[100] == pytest.approx(1.0)
+    assert inverse_sqrt[400] == pytest.approx(0.5)  # sqrt(100 / 400)
+    cosine = learning_rates(111, 110, warmup_steps=10, lr_scheduler="cosine", min_lr_ratio=0.1)
+    assert cosine[10] == pytest.approx(1.0) and cosine[60] == pytest.approx(0.55) and cosine[110] == pytest.approx(0.1)
+    constant = learning_rates(30, 30, warmup_steps=10, lr_scheduler="constant")
+    assert constant[5] == pytest.approx(0.5) and constant[10:] == [1.0] * 20
 
 
 # --- bad input --------------------------------------------------------------------------------------------------------

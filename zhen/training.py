@@ -24,6 +24,11 @@ from accelerate.logging import get_logger
 from accelerate.utils import DistributedType, gather_object, set_seed
 from tqdm.auto import tqdm
 from transformers import AutoTokenizer, GenerationConfig
+from transformers.optimization import (
+    get_constant_schedule_with_warmup,
+    get_cosine_with_min_lr_schedule_with_warmup,
+    get_inverse_sqrt_schedule,
+)
 
 from . import data as zdata
 from . import hardware
@@ -336,23 +341,17 @@ def prepare_data(config: TrainingConfig, accelerator: Accelerator, output_dir: P
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-def lr_lambda(config: TrainingConfig, total_steps: int):
-    """Learning-rate multiplier of step `s` (0-based): linear warmup, then inverse square root (Vaswani et al.),
-    cosine to `min_lr_ratio`, or constant."""
+def make_scheduler(optimizer, config: TrainingConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """Transformers' schedules, stepped once per optimizer step: linear warmup from 0 over `warmup_steps`, then the
+    inverse square root of the Transformer paper, a cosine to `min_lr_ratio` of the peak, or constant."""
     warmup = max(config.warmup_steps, 0)
-
-    def multiplier(s: int) -> float:
-        step = s + 1
-        if step <= warmup:
-            return step / warmup
-        if config.lr_scheduler == "inverse_sqrt":
-            return math.sqrt(max(warmup, 1) / step)
-        if config.lr_scheduler == "cosine":
-            progress = min((step - warmup) / max(total_steps - warmup, 1), 1.0)
-            return config.min_lr_ratio + (1 - config.min_lr_ratio) * 0.5 * (1 + math.cos(math.pi * progress))
-        return 1.0
-
-    return multiplier
+    if config.lr_scheduler == "inverse_sqrt":
+        return get_inverse_sqrt_schedule(optimizer, num_warmup_steps=warmup, timescale=max(warmup, 1))
+    if config.lr_scheduler == "cosine":
+        return get_cosine_with_min_lr_schedule_with_warmup(
+            optimizer, num_warmup_steps=warmup, num_training_steps=total_steps, min_lr_rate=config.min_lr_ratio
+        )
+    return get_constant_schedule_with_warmup(optimizer, num_warmup_steps=warmup)
 
 
 def make_optimizer(model, config: TrainingConfig) -> torch.optim.Optimizer:
@@ -424,7 +423,7 @@ class ZhenTrainer:
         # Switched on before `prepare`, which may wrap the model's modules (FSDP).
         self.fast = FastTraining(model, mixed_precision=accelerator.mixed_precision)
         optimizer = make_optimizer(model, config)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_lambda(config, self.total_steps))
+        self.scheduler = make_scheduler(optimizer, config, self.total_steps)
         # The scheduler is stepped here once per optimizer step, not by Accelerate (which would step it once per
         # process), and checkpointed with the rest.
         self.model, self.optimizer = accelerator.prepare(model, optimizer)
