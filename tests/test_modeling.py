@@ -619,3 +619,18 @@ def test_generate_with_a_compiled_forward(position_embedding_type):
     compiled = model.generate(**kwargs, cache_implementation="static")
     assert model._compiled_call is not None  # the forward really ran compiled
     assert torch.equal(compiled, expected)
+
+
+def test_xavier_initialisation_as_fairseq():
+    """`init_method="xavier"`: Xavier-uniform projections (the fused query/key/value matrix then gets fairseq's
+    per-projection bound with gain 1/√2), embeddings N(0, d_model^-0.5) with a zero padding row, zero biases."""
+    d = 64
+    model = tiny_model(init_method="xavier")
+    embedding = model.model.encoder.embed_tokens.weight
+    assert abs(embedding[1:].std().item() - d**-0.5) < 0.15 * d**-0.5 and embedding[PAD].abs().max() == 0
+    qkv = model.model.encoder.layers[0].self_attn.qkv_proj
+    fc1 = model.model.encoder.layers[0].mlp.fc1
+    assert qkv.weight.abs().max() <= (6 / (4 * d)) ** 0.5 and qkv.weight.abs().max() > 0.95 * (6 / (4 * d)) ** 0.5
+    assert fc1.weight.abs().max() <= (6 / (d + 128)) ** 0.5 and qkv.bias.abs().max() == 0
+    normal = tiny_model()  # the tiny preset's init_std
+    assert abs(normal.model.encoder.layers[0].mlp.fc1.weight.std().item() - 0.1) < 0.01

@@ -9,6 +9,7 @@ from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 
 POSITION_EMBEDDING_TYPES = ("sinusoidal", "learned", "rope")
+INIT_METHODS = ("normal", "xavier")
 LEGACY_ROPE_DEFAULT = {"rope_type": "default", "rope_theta": 10000.0}
 NUM_SPECIAL_TOKENS = 6  # <pad> <s> </s> <unk> __en__ __zh__, see tokenization_zhen.py
 
@@ -77,7 +78,11 @@ class ZhenConfig(PreTrainedConfig):
         label_smoothing (`float`, *optional*, defaults to 0.0):
             Label smoothing of the cross-entropy the model computes when `labels` are given.
         init_std (`float`, *optional*, defaults to 0.02):
-            Standard deviation of the normal initialiser of linear and embedding weights.
+            Standard deviation of the normal initialiser of linear and embedding weights (`init_method="normal"`).
+        init_method (`str`, *optional*, defaults to `"normal"`):
+            `"normal"`: every linear and embedding weight from N(0, `init_std`), as BART and Marian. `"xavier"`: as
+            fairseq's Transformer, Xavier-uniform linear weights and embeddings from N(0, d_model^-0.5). (Xavier over
+            the fused self-attention projection gives each of query, key and value fairseq's gain-1/√2 bound.)
         use_cache (`bool`, *optional*, defaults to `True`):
             Whether the decoder returns its key/value cache.
         pad_token_id, bos_token_id, eos_token_id, decoder_start_token_id (`int`, *optional*):
@@ -121,6 +126,7 @@ class ZhenConfig(PreTrainedConfig):
     tie_word_embeddings: bool = True
     label_smoothing: float = 0.0
     init_std: float = 0.02
+    init_method: str = "normal"
     use_cache: bool = True
     pad_token_id: int | None = 0
     bos_token_id: int | None = 1
@@ -169,6 +175,8 @@ class ZhenConfig(PreTrainedConfig):
             fail("label_smoothing", "a value in [0, 1) is required")
         if self.activation_function not in ACT2FN:
             fail("activation_function", f"use one of transformers' ACT2FN names, e.g. {sorted(ACT2FN)[:12]}")
+        if self.init_method not in INIT_METHODS:
+            fail("init_method", f"choose one of {INIT_METHODS}")
         if self.position_embedding_type not in POSITION_EMBEDDING_TYPES:
             fail("position_embedding_type", f"choose one of {POSITION_EMBEDDING_TYPES}")
         if self.position_embedding_type == "rope":

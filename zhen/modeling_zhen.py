@@ -402,6 +402,14 @@ class ZhenPreTrainedModel(PreTrainedModel):
         super()._init_weights(module)  # also the rotary frequencies, from `compute_default_rope_parameters`
         if isinstance(module, ZhenSinusoidalPositionalEmbedding):
             init.copy_(module.weight, module.create_weight())
+        if self.config.init_method != "xavier":
+            return
+        if isinstance(module, nn.Linear):  # over the fused (3 d, d) matrix: fairseq's bound for q, k, v (gain 1/√2)
+            init.xavier_uniform_(module.weight)
+        elif isinstance(module, nn.Embedding):
+            init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
+            if module.padding_idx is not None:
+                init.zeros_(module.weight[module.padding_idx])
 
     @classmethod
     def from_pretrained(cls, *args, strict: bool = True, **kwargs):
