@@ -64,7 +64,7 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
     assert tokenizer_config["auto_map"]["AutoTokenizer"][1] == "tokenization_zhen.ZhenTokenizerFast"
     card = (hub_folder / "README.md").read_text()
     assert "pipeline_tag: translation" in card and "| en-zh |  | 16 | 97.50 | 98.10 |" in card
-    assert 'model="zhen-tiny"' in card
+    assert 'model="your-name/zhen-model"' in card  # a local folder name is no Hub id
     pipeline_code = (hub_folder / "pipeline_zhen.py").read_text()
     assert "import zhen" not in pipeline_code and "from ." not in pipeline_code
 
