@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 from accelerate.state import AcceleratorState
+from huggingface_hub import ModelCard
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, DataCollatorForSeq2Seq, EvalPrediction
 
 from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
@@ -127,7 +128,12 @@ def test_finetuned_folder_reloads_with_auto_classes_and_is_hub_ready(finetuned, 
     tokenizer = AutoTokenizer.from_pretrained(folder)
     assert isinstance(model, ZhenForConditionalGeneration) and isinstance(tokenizer, ZhenTokenizerFast)
     assert missing_hub_files(folder) == []
-    assert "| en-zh |" in (folder / "README.md").read_text()
+    card = ModelCard.load(folder / "README.md")
+    assert "| en-zh | test.jsonl | 16 |" in card.text and "`nrefs:1\\|case:mixed" in card.text
+    assert "## Training data" in card.text and "Fine-tuned from" in card.text
+    results = {(r.dataset_config, r.metric_type): r.metric_args for r in card.data.eval_results}
+    assert results["zh-en", "bleu"]["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a")
+    assert model.generation_config.max_new_tokens is None and model.generation_config.max_length == 256
 
 
 def test_evaluation_forces_each_eval_sets_target_language(finetuned, monkeypatch):

@@ -1,6 +1,7 @@
 """Tests of the `translation` pipeline and of Hub export: a complete folder loads and translates where zhen is not
 importable, through the Auto classes and `pipeline("translation")`; `zhen-push` logic with a fake HfApi."""
 
+import copy
 import json
 import os
 import shutil
@@ -9,10 +10,17 @@ import sys
 
 import pytest
 from transformers import pipeline
+from transformers.testing_utils import CaptureLogger
+from transformers.tokenization_utils_base import TruncationStrategy
+from transformers.utils import logging
 
 from zhen import hub
-from zhen.pipeline_zhen import ZhenTranslationPipeline
+from zhen.pipeline_zhen import ReturnType, ZhenTranslationPipeline
 from zhen.translation import translate
+
+
+generation_logger = logging.get_logger("transformers.generation.utils")
+pipeline_logger = logging.get_logger("zhen.pipeline_zhen")
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +45,111 @@ def test_pipeline_needs_a_target_language(tiny_model, tiny_tokenizer):
         translator("Hello.")
     with pytest.raises(ValueError, match="tgt_lang"):
         translator("Hello.", tgt_lang="zh", forced_bos_token_id=5)
+
+
+@pytest.fixture
+def translator(tiny_model, tiny_tokenizer):
+    """A pipeline over a copy of `tiny_model` whose generation config pins `max_new_tokens`, as zhen exports used to,
+    and has the `max_length` of the current ones: the user's lengths must win over both."""
+    model = copy.deepcopy(tiny_model)
+    model.generation_config.max_new_tokens = 255
+    model.generation_config.max_length = 256
+    return ZhenTranslationPipeline(model=model, tokenizer=tiny_tokenizer, device=-1, tgt_lang="zh")
+
+
+@pytest.fixture
+def generate_calls(translator, monkeypatch):
+    """The batches `translator` asks the model to translate, as lists of token-id lists."""
+    calls, generate = [], translator.model.generate
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["input_ids"].tolist())
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(translator.model, "generate", spy)
+    return calls
+
+
+def test_blank_inputs_give_empty_translations_without_the_model(translator, generate_calls, tiny_pairs):
+    (en, zh), (en2, zh2) = tiny_pairs[:2]
+    assert translator("") == [{"translation_text": ""}]
+    assert translator(" \n ", src_lang="en") == [{"translation_text": ""}]
+    assert generate_calls == []
+    texts = ["", en, "  ", en2, ""]
+    expected = ["", zh, "", zh2, ""]
+    assert translator(texts, batch_size=2) == [{"translation_text": text} for text in expected]
+    assert len(generate_calls) == 1 and len(generate_calls[0]) == 2  # the two texts, batched together
+    (ids,) = translator("", return_tensors=True)[0].values()
+    assert ids.tolist() == [1, 5, 2]  # <s> __zh__ </s>, what an empty translation is
+    with pytest.raises(ValueError, match="needs the target language"):
+        ZhenTranslationPipeline(model=translator.model, tokenizer=translator.tokenizer, device=-1)("")
+
+
+def test_blank_inputs_from_a_generator_are_batched_with_the_others(translator, tiny_pairs):
+    (en, zh), (en2, zh2) = tiny_pairs[:2]
+    results = list(translator((text for text in [en, "", en2]), batch_size=2))
+    assert results == [[{"translation_text": zh}], [{"translation_text": ""}], [{"translation_text": zh2}]]
+
+
+def test_the_users_length_settings_win(translator, tiny_model, tiny_tokenizer, tiny_pairs):
+    en, zh = tiny_pairs[3]
+    full = translator(en, return_tensors=True)[0]["translation_token_ids"]
+    assert len(full) > 4 and tiny_tokenizer.decode(full, skip_special_tokens=True) == zh
+    with CaptureLogger(generation_logger) as captured:
+        for kwargs in ({"max_length": 3}, {"max_new_tokens": 2}):
+            ids = translator(en, return_tensors=True, **kwargs)[0]["translation_token_ids"]
+            assert ids.tolist() == full[:3].tolist(), kwargs  # <s>, the forced __zh__ and one token
+        at_init = ZhenTranslationPipeline(
+            model=translator.model, tokenizer=tiny_tokenizer, device=-1, tgt_lang="zh", max_length=4
+        )
+        assert at_init(en, return_tensors=True)[0]["translation_token_ids"].tolist() == full[:4].tolist()
+        longer = translator(en, return_tensors=True, min_length=len(full) + 3)[0]["translation_token_ids"]
+        assert len(longer) >= len(full) + 3
+    assert "max_new_tokens" not in captured.out
+
+
+def test_lengths_beyond_the_position_table_are_capped(translator, tiny_pairs):
+    with CaptureLogger(pipeline_logger) as captured:
+        ids = translator(tiny_pairs[0][0], max_new_tokens=10_000, return_tensors=True)[0]["translation_token_ids"]
+    assert "capped at 255 new tokens" in captured.out and len(ids) <= 256
+
+
+def test_truncation_like_v4(translator):
+    long_text = "Hello. " * 200  # about 1,000 tokens; the model reads 256
+    with CaptureLogger(pipeline_logger) as captured:
+        translator(long_text, max_new_tokens=3)
+    assert "reached the 256 tokens" in captured.out
+    for truncation in (True, "longest_first", TruncationStrategy.LONGEST_FIRST):
+        with CaptureLogger(pipeline_logger) as captured:
+            assert len(translator(long_text, truncation=truncation, max_new_tokens=3)) == 1
+        assert captured.out == ""
+    for truncation in (False, "do_not_truncate", TruncationStrategy.DO_NOT_TRUNCATE):
+        with pytest.raises(ValueError, match="more than the 256 this model reads. Pass truncation=True"):
+            translator(long_text, truncation=truncation)
+    assert translator("Hello.", truncation=False)[0]["translation_text"]
+
+
+def test_return_arguments_like_v4(translator, tiny_tokenizer, tiny_pairs):
+    (en, zh), (en2, zh2) = tiny_pairs[4:6]
+    (ids_only,) = translator(en, return_tensors=True)
+    ids = ids_only["translation_token_ids"].tolist()
+    assert set(ids_only) == {"translation_token_ids"} and ids[1] == 5
+    for kwargs in ({"return_text": False}, {"return_type": ReturnType.TENSORS}):
+        (result,) = translator(en, **kwargs)
+        assert set(result) == {"translation_token_ids"} and result["translation_token_ids"].tolist() == ids
+    assert translator(en, return_tensors=False) == [{"translation_text": zh}]
+    both = translator([en, en2], return_text=True, return_tensors=True, batch_size=2)
+    assert [item["translation_text"] for item in both] == [zh, zh2]
+    for item in both:
+        assert (
+            tiny_tokenizer.decode(item["translation_token_ids"], skip_special_tokens=True) == item["translation_text"]
+        )
+    zh_ids = tiny_tokenizer.encode(zh, add_special_tokens=False)
+    ids = translator(zh, src_lang="zh", tgt_lang="en", return_tensors=True)[0]["translation_token_ids"]
+    cleaned = translator(zh, src_lang="zh", tgt_lang="en", clean_up_tokenization_spaces=True)[0]["translation_text"]
+    assert cleaned == tiny_tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=True)
+    stop = tiny_tokenizer.decode(zh_ids[1:2])
+    assert translator(en, stop_sequence=stop) == [{"translation_text": tiny_tokenizer.decode(zh_ids[:2])}]
 
 
 def test_pipeline_translation_task_from_a_folder(hub_folder, tiny_pairs):
@@ -64,7 +177,7 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
     assert tokenizer_config["auto_map"]["AutoTokenizer"][1] == "tokenization_zhen.ZhenTokenizerFast"
     card = (hub_folder / "README.md").read_text()
     assert "pipeline_tag: translation" in card and "| en-zh |  | 16 | 97.50 | 98.10 |" in card
-    assert 'model="zhen-tiny"' in card
+    assert 'model="your-name/zhen-model"' in card  # a local folder name is no Hub id
     pipeline_code = (hub_folder / "pipeline_zhen.py").read_text()
     assert "import zhen" not in pipeline_code and "from ." not in pipeline_code
 

@@ -25,8 +25,9 @@ from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTraining
 
 from .data import load_parallel, make_directions
 from .evaluation import score
-from .hub import save_for_hub
+from .hub import save_for_hub, translation_generation_config
 from .pipeline_zhen import max_source_tokens as model_max_source_tokens
+from .reporting import data_sources
 from .translation import load_model_and_tokenizer
 
 
@@ -137,7 +138,10 @@ def finetune(
     Returns:
         `(trainer, metrics)`: the trainer, and the final evaluation metrics (empty without eval files).
     """
+    base_model = model if isinstance(model, (str, os.PathLike)) else getattr(model, "name_or_path", "")
     model, tokenizer = load_model_and_tokenizer(model, tokenizer)
+    # A pinned max_new_tokens (earlier exports) would override generation_max_length at every evaluation.
+    model.generation_config = translation_generation_config(model.config.to_dict(), model.generation_config)
     table = model_max_source_tokens(model.config)
     max_length = min(max_length, table) if table else max_length
     directions = directions_of(direction)
@@ -168,7 +172,9 @@ def finetune(
     trainer.train()
     metrics = trainer.evaluate() if eval_sets else {}
     if trainer.is_world_process_zero():
-        save_for_hub(trainer.model, tokenizer, Path(output_dir), metrics=_card_metrics(metrics, directions))
+        card_metrics = _card_metrics(metrics, directions, eval_files, eval_sets)
+        training = _training_sections(base_model, train_files, directions, args, trainer.state.global_step)
+        save_for_hub(trainer.model, tokenizer, Path(output_dir), metrics=card_metrics, extra_sections=training)
     return trainer, metrics
 
 
@@ -183,13 +189,48 @@ def _tokenized(files, tokenizer, directions, max_length, limit) -> datasets.Data
     return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
 
 
-def _card_metrics(metrics: dict, directions) -> dict | None:
+def _card_metrics(metrics: dict, directions, eval_files, eval_sets) -> dict | None:
+    """The final evaluation in the form of `zhen.hub.render_model_card`, per direction."""
+    if not eval_files:
+        return None
+    files = [eval_files] if isinstance(eval_files, (str, os.PathLike)) else list(eval_files)
+    test_set = ", ".join(Path(file).name for file in files)
     card = {}
     for src, tgt in directions:
         key = f"eval_{src}-{tgt}"
         if f"{key}_bleu" in metrics:
-            card[f"{src}-{tgt}"] = {"bleu": metrics[f"{key}_bleu"], "chrf": metrics[f"{key}_chrf"]}
+            card[f"{src}-{tgt}"] = {
+                "test_set": test_set,
+                "dataset": Path(files[0]).name.split(".")[0],
+                "split": "test",
+                "sentences": len(eval_sets[f"{src}-{tgt}"]),
+                "bleu": metrics[f"{key}_bleu"],
+                "chrf": metrics[f"{key}_chrf"],
+                # The signature names the settings (tokenizer, version, ...), which are the same for any text.
+                "bleu_signature": score(["a"], ["a"], tgt)["bleu_signature"],
+            }
     return card or None
+
+
+def _training_sections(base_model, train_files, directions, args, steps: int) -> str:
+    """Model-card sections on the fine-tuning data (with licences, see `zhen.reporting.data_sources`) and run."""
+    files = [train_files] if isinstance(train_files, (str, os.PathLike)) else list(train_files)
+    names = ", ".join(f"{src}→{tgt}" for src, tgt in directions)
+    base = f"`{base_model}`" if base_model else "a zhen checkpoint"
+    lines = [
+        "## Training data",
+        "",
+        *(f"- {line}" for line in data_sources([str(file) for file in files])),
+        "",
+        f"The base model, {base}, was trained on other data: see its model card.",
+        "",
+        "## Training",
+        "",
+        f"Fine-tuned from {base} with `zhen-finetune` (Transformers `Seq2SeqTrainer`) for {steps} steps, {names}: "
+        f"batches of {args.per_device_train_batch_size} x {args.gradient_accumulation_steps} accumulation step(s), "
+        f"learning rate {args.learning_rate}, label smoothing {args.label_smoothing_factor}.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 __all__ = [

@@ -13,16 +13,19 @@ A complete folder loads like any Hub model where zhen is not installed:
 `save_pretrained`, [`missing_hub_files`] tells what a folder lacks, and [`push_to_hub`] uploads it.
 """
 
+import copy
 import json
+import re
 import shutil
 from pathlib import Path
 
-from huggingface_hub import HfApi
+import torch
+from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 from transformers import AutoModelForSeq2SeqLM, GenerationConfig
 from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import configuration_zhen, modeling_zhen, pipeline_zhen, tokenization_zhen
-from .pipeline_zhen import ZhenTranslationPipeline
+from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, ZhenTranslationPipeline
 
 
 CODE_MODULES = (configuration_zhen, modeling_zhen, tokenization_zhen, pipeline_zhen)
@@ -62,7 +65,14 @@ def custom_pipelines_entry() -> dict:
 
 
 def save_for_hub(
-    model, tokenizer, folder, *, metrics: dict | None = None, model_card: str | None = None, repo_id: str | None = None
+    model,
+    tokenizer,
+    folder,
+    *,
+    metrics: dict | None = None,
+    model_card: str | None = None,
+    repo_id: str | None = None,
+    extra_sections: str = "",
 ) -> Path:
     """
     Save `model` and `tokenizer` to `folder` as a complete Hub repository (see the module docstring).
@@ -74,9 +84,12 @@ def save_for_hub(
         metrics (`dict`, *optional*):
             Scores for the model card, per direction: `{"en-zh": {"bleu": ..., "chrf": ..., "bleu_signature": ...,
             "sentences": ...}, ...}` (what `zhen.evaluation.evaluate_model` returns), optionally with a `"test_set"`
-            name inside each.
+            name inside each (see [`render_model_card`]).
         model_card (`str`, *optional*): README.md text; by default one is written from the config and `metrics`.
-        repo_id (`str`, *optional*): Hub id the model card's examples load; defaults to the folder's name.
+        repo_id (`str`, *optional*):
+            Hub id (`"owner/name"`) that the model card's examples load; a `your-name/zhen-model` placeholder if not
+            given.
+        extra_sections (`str`, *optional*): Markdown for the model card, e.g. the training data and its licence.
 
     Returns:
         `Path` of the folder.
@@ -84,17 +97,25 @@ def save_for_hub(
     folder = Path(folder)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
-    return make_hub_ready(folder, metrics=metrics, model_card=model_card, repo_id=repo_id)
+    return make_hub_ready(
+        folder, metrics=metrics, model_card=model_card, repo_id=repo_id, extra_sections=extra_sections
+    )
 
 
 def make_hub_ready(
-    folder, *, metrics: dict | None = None, model_card: str | None = None, repo_id: str | None = None
+    folder,
+    *,
+    metrics: dict | None = None,
+    model_card: str | None = None,
+    repo_id: str | None = None,
+    extra_sections: str = "",
 ) -> Path:
     """
     Complete a folder written by `save_pretrained` (model and tokenizer) into a Hub repository: add the
-    `translation` pipeline to config.json, copy the code files, and write the model card and any missing
-    `generation_config.json` or `auto_map` entries. Safe to run again; an existing README.md is kept unless
-    `model_card` or `metrics` is given. Arguments as for [`save_for_hub`].
+    `translation` pipeline to config.json, copy the code files, write the model card and any missing `auto_map`
+    entries, and give `generation_config.json` zhen's length settings (see [`translation_generation_config`]). Safe
+    to run again; an existing README.md is kept unless `model_card`, `metrics` or `extra_sections` is given.
+    Arguments as for [`save_for_hub`].
 
     Raises:
         `ValueError` if the folder holds no zhen model and tokenizer.
@@ -117,20 +138,49 @@ def make_hub_ready(
     tokenizer_config.setdefault("auto_map", {"AutoTokenizer": [None, "tokenization_zhen.ZhenTokenizerFast"]})
     _write_json(folder / "tokenizer_config.json", tokenizer_config)
 
-    if not (folder / "generation_config.json").is_file():
-        GenerationConfig(
-            **{
-                key: config.get(key)
-                for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")
-            }
-        ).save_pretrained(folder)
+    saved = None
+    if (folder / "generation_config.json").is_file():
+        saved = GenerationConfig.from_pretrained(folder)
+    translation_generation_config(config, saved).save_pretrained(folder)
     for module in CODE_MODULES:
         shutil.copyfile(module.__file__, folder / Path(module.__file__).name)
-    if model_card is not None or metrics is not None or not (folder / "README.md").is_file():
-        (folder / "README.md").write_text(
-            model_card or render_model_card(config, metrics, repo_id or folder.resolve().name), encoding="utf-8"
-        )
+    if model_card is not None or metrics is not None or extra_sections or not (folder / "README.md").is_file():
+        card = model_card or render_model_card(config, metrics, repo_id, extra_sections)
+        (folder / "README.md").write_text(card, encoding="utf-8")
     return folder
+
+
+def translation_generation_config(model_config: dict, generation_config: GenerationConfig | None = None):
+    """
+    `generation_config` (by default one with `model_config`'s special tokens) with the length settings a zhen export
+    carries:
+
+    - no `max_new_tokens`: a pinned one overrides the `max_length` that users pass (the translation pipeline's,
+      `Seq2SeqTrainer`'s `generation_max_length`), with a warning at every call; earlier zhen exports had one;
+    - `max_length` (if unset or longer) = `max_position_embeddings`, so that a bare `model.generate()` gives whole
+      translations and stops within the position table (Marian checkpoints carry 512);
+    - `max_length_ratio` and `max_length_offset`, the source-relative budget that `zhen.translate` and the pipeline
+      use when the user gives no length.
+
+    Returns:
+        A new `GenerationConfig`.
+    """
+    if generation_config is None:
+        tokens = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")
+        generation_config = GenerationConfig(**{key: model_config.get(key) for key in tokens})
+    generation_config = copy.deepcopy(generation_config)
+    generation_config._from_model_config = False  # it now holds settings of its own, not just the config's tokens
+    generation_config.max_new_tokens = None
+    table = model_config.get("max_position_embeddings")
+    if table and (generation_config.max_length is None or generation_config.max_length > table):
+        generation_config.max_length = table
+    for name, default in (
+        ("max_length_ratio", DEFAULT_MAX_LENGTH_RATIO),
+        ("max_length_offset", DEFAULT_MAX_LENGTH_OFFSET),
+    ):
+        if getattr(generation_config, name, None) is None:
+            setattr(generation_config, name, default)
+    return generation_config
 
 
 def missing_hub_files(folder) -> list[str]:
@@ -196,77 +246,232 @@ def push_to_hub(
 
 
 def render_model_card(
-    config: dict, metrics: dict | None = None, repo_id: str = "path/to/zhen-model", extra_sections: str = ""
+    config: dict,
+    metrics: dict | None = None,
+    repo_id: str | None = None,
+    extra_sections: str = "",
+    *,
+    num_parameters: int | None = None,
 ) -> str:
-    """A README.md for a zhen checkpoint: Hub metadata, usage with and without zhen installed, architecture, the
-    given `metrics` (see [`save_for_hub`]; a result may name its `direction` when its key is not one) and any
-    `extra_sections` (markdown, e.g. how it was trained); the examples load `repo_id`."""
-    repo = repo_id
-    architecture = (
-        f"d_model {config.get('d_model')}, {config.get('encoder_layers')} encoder + {config.get('decoder_layers')} "
-        f"decoder layers, {config.get('encoder_attention_heads')} heads, feed-forward {config.get('encoder_ffn_dim')}, "
-        f"{config.get('position_embedding_type')} positions, "
-        f"{'pre' if config.get('normalize_before', True) else 'post'}-norm, vocabulary {config.get('vocab_size')}"
+    """
+    A README.md for a zhen checkpoint, written with `huggingface_hub.ModelCard`: Hub metadata (languages, licence,
+    library, pipeline tag, tags and a `model-index` with the `metrics`, which the Hub shows as evaluation results),
+    what the model is for and what it cannot do, usage, the evaluation table with each row's sacreBLEU signature,
+    and `extra_sections` (markdown, e.g. the training data with its licence and how it was trained; a placeholder
+    asking for them is added when they say nothing about the data).
+
+    Args:
+        config (`dict`): The model's config (`config.json`).
+        metrics (`dict`, *optional*):
+            Scores per result: `{"en-zh": {"bleu": ..., "chrf": ..., "bleu_signature": ..., "sentences": ...}}`,
+            optionally with `"direction"` (when the key is not one), `"test_set"` (its name), `"dataset"` (a dataset
+            id for the Hub) and `"split"`.
+        repo_id (`str`, *optional*):
+            The Hub id (`"owner/name"`) that the usage examples load; anything else (a local folder name) gives the
+            placeholder `your-name/zhen-model`.
+        extra_sections (`str`, *optional*): Markdown appended after the evaluation.
+        num_parameters (`int`, *optional*): Counted from `config` when not given.
+
+    Returns:
+        `str`: the model card.
+    """
+    repo = repo_id if repo_id and HUB_ID.match(repo_id) else PLACEHOLDER_REPO_ID
+    metrics = metrics or {}
+    num_parameters = num_parameters or count_parameters(config)
+    data = ModelCardData(
+        language=["en", "zh"],
+        license="apache-2.0",
+        library_name="transformers",
+        pipeline_tag="translation",
+        tags=["translation", "zhen", "custom_code", "english", "chinese"],
+        model_name=repo.split("/")[-1],
+        eval_results=[result for key, scores in metrics.items() for result in _eval_results(key, scores)] or None,
     )
-    lines = [
-        "---",
-        "language: [en, zh]",
-        "license: apache-2.0",
-        "library_name: transformers",
-        "pipeline_tag: translation",
-        "tags: [translation, zhen, custom_code]",
-        "---",
-        "",
-        "# zhen English⇄Chinese translation model",
-        "",
-        "One encoder-decoder Transformer that translates English→Chinese and Chinese→English. The target language",
-        "code (`__zh__` or `__en__`) is forced as the first generated token, so the target language must be given.",
-        "",
-        f"Architecture: {architecture}.",
-        "",
-        "## Use",
-        "",
-        "With [zhen](https://github.com/zhen-nmt/zhen) installed (`pip install zhen-transformer`):",
-        "",
-        "```python",
-        "import zhen",
-        f'zhen.translate(["I love nature."], model="{repo}", src_lang="en", tgt_lang="zh")',
-        "```",
-        "",
-        "With Transformers only (the repository carries its code, hence `trust_remote_code=True`):",
-        "",
-        "```python",
-        "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline",
-        "",
-        f'translator = pipeline("translation", model="{repo}", trust_remote_code=True, src_lang="en", tgt_lang="zh")',
-        'translator("I love nature.")  # [{"translation_text": ...}]',
-        "",
-        f'tokenizer = AutoTokenizer.from_pretrained("{repo}", trust_remote_code=True)',
-        f'model = AutoModelForSeq2SeqLM.from_pretrained("{repo}", trust_remote_code=True)',
-        'tokenizer.src_lang = "zh"',
-        'inputs = tokenizer(["你好。"], return_tensors="pt")',
-        'output = model.generate(**inputs, forced_bos_token_id=tokenizer.get_lang_id("en"), num_beams=4)',
-        "tokenizer.batch_decode(output, skip_special_tokens=True)",
-        "```",
+    sections = [
+        _summary_section(config, num_parameters),
+        _limitations_section(metrics),
+        _usage_section(repo),
+        _evaluation_section(metrics),
+        extra_sections.strip(),
+        "" if "## Training data" in extra_sections else MISSING_DATA_SECTION,
+        LICENSE_SECTION,
     ]
-    if metrics:
-        lines += [
+    body = "\n\n".join(section for section in sections if section)
+    return str(ModelCard(f"---\n{data.to_yaml()}\n---\n\n{body}\n"))
+
+
+PLACEHOLDER_REPO_ID = "your-name/zhen-model"
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+LOW_BLEU = 10.0
+
+LIMITATIONS = """## Intended use and limitations
+
+zhen models are small and trained on little data: the project's reference recipe uses about 54,000 sentence pairs
+(Tatoeba and a small news mix) and hours of CPU time or minutes of one GPU. Commercial systems learn from hundreds of
+millions of pairs.
+
+What a model like this can do:
+
+- translate short, everyday sentences of the kind it was trained on (greetings, travel, shopping, family, time,
+  weather), one sentence at a time, in both directions;
+- serve as a baseline, a teaching example, a small model to test pipelines and deployments (PyTorch, ONNX,
+  CTranslate2), or a starting point for fine-tuning on your own sentence pairs.
+
+What it cannot do:
+
+- long or complex sentences and documents; news, legal, medical, financial or technical text. It may write fluent
+  sentences that say something else, or drop and repeat words;
+- names, numbers, dates, units and rare words are not guaranteed to come through unchanged: check them;
+- it sees one sentence at a time, with no context, and carries the biases of its training sentences.
+
+Do not use its output where errors matter without a person who reads both languages checking it."""
+
+MISSING_DATA_SECTION = """## Training data
+
+Not recorded with this export. Whoever publishes this model should name the data it was trained on and its licences
+(for example Tatoeba: CC-BY 2.0 FR, attribution: www.manythings.org/anki and tatoeba.org)."""
+
+LICENSE_SECTION = """## Licence
+
+The model weights and the code files in this repository are released under the Apache License 2.0. The training data
+keeps its own licence, listed under Training data; where it asks for attribution (Tatoeba's CC-BY 2.0 FR), keep that
+attribution when you redistribute the model."""
+
+
+def count_parameters(config: dict) -> int:
+    """Parameters of the model that `config` describes (shared embeddings counted once), from a weightless copy."""
+    model_config = configuration_zhen.ZhenConfig.from_dict(config)
+    with torch.device("meta"):
+        return modeling_zhen.ZhenForConditionalGeneration(model_config).num_parameters()
+
+
+def _summary_section(config: dict, num_parameters: int) -> str:
+    norm = "pre" if config.get("normalize_before", True) else "post"
+    architecture = (
+        f"d_model {config.get('d_model')}, {config.get('encoder_layers')} encoder and {config.get('decoder_layers')} "
+        f"decoder layers, {config.get('encoder_attention_heads')} attention heads, feed-forward "
+        f"{config.get('encoder_ffn_dim')}, {config.get('position_embedding_type')} positions, {norm}-norm"
+    )
+    return "\n".join(
+        [
+            "# zhen English⇄Chinese translation model",
             "",
+            "One encoder-decoder Transformer that translates English→Chinese and Chinese→English. The target language",
+            "code (`__zh__` or `__en__`) is forced as the first generated token, so the target language must be given.",
+            "",
+            f"- Parameters: {num_parameters / 1e6:.1f} M ({num_parameters:,})",
+            f"- Architecture: {architecture}",
+            f"- Vocabulary: {config.get('vocab_size')} byte-fallback BPE tokens shared by both languages",
+            f"- Longest input: {_longest_input(config)}",
+        ]
+    )
+
+
+def _longest_input(config: dict) -> str:
+    if config.get("position_embedding_type") == "rope":
+        return "no position table (RoPE); trained on short sentences"
+    return f"{config.get('max_position_embeddings')} tokens (longer inputs are truncated)"
+
+
+def _limitations_section(metrics: dict) -> str:
+    bleus = [scores["bleu"] for scores in metrics.values()]
+    if bleus and max(bleus) < LOW_BLEU:
+        warning = (
+            f"**This checkpoint does not translate usefully yet**: its best BLEU below is {max(bleus):.1f}. It "
+            "writes the right language and runs everywhere zhen models run, which makes it good for testing, not for "
+            "reading."
+        )
+        return f"{LIMITATIONS}\n\n{warning}"
+    return LIMITATIONS
+
+
+def _usage_section(repo: str) -> str:
+    return f"""## How to use
+
+With [zhen](https://github.com/zhen-nmt/zhen) installed (`pip install zhen-transformer`):
+
+```python
+import zhen
+zhen.translate(["I love nature."], model="{repo}", src_lang="en", tgt_lang="zh")
+```
+
+With Transformers only (the repository carries its code, hence `trust_remote_code=True`):
+
+```python
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
+
+translator = pipeline("translation", model="{repo}", trust_remote_code=True, src_lang="en", tgt_lang="zh")
+translator("I love nature.")  # [{{"translation_text": ...}}]
+
+tokenizer = AutoTokenizer.from_pretrained("{repo}", trust_remote_code=True)
+model = AutoModelForSeq2SeqLM.from_pretrained("{repo}", trust_remote_code=True)
+tokenizer.src_lang = "zh"
+inputs = tokenizer(["你好。"], return_tensors="pt")
+output = model.generate(**inputs, forced_bos_token_id=tokenizer.get_lang_id("en"), num_beams=4)
+tokenizer.batch_decode(output, skip_special_tokens=True)
+```
+
+To run it without PyTorch, `zhen-export-onnx {repo} onnx/` writes ONNX encoder and decoder graphs for onnxruntime
+(servers, mobile, the browser with onnxruntime-web), and `zhen-export-ct2 {repo} ct2/` converts it for CTranslate2."""
+
+
+def _evaluation_section(metrics: dict) -> str:
+    if not metrics:
+        return ""
+    rows = [
+        f"| {scores.get('direction', key)} | {scores.get('test_set', '')} | {scores.get('sentences', '')} "
+        f"| {scores['bleu']:.2f} | {scores['chrf']:.2f} | {_signature_cell(scores)} |"
+        for key, scores in metrics.items()
+    ]
+    return "\n".join(
+        [
             "## Evaluation",
             "",
-            "| direction | test set | sentences | BLEU | chrF |",
-            "| --- | --- | --- | --- | --- |",
+            "sacreBLEU BLEU (tokenizer `zh` for Chinese targets, `13a` for English ones) and chrF, one reference "
+            "per sentence.",
+            "",
+            "| direction | test set | sentences | BLEU | chrF | sacreBLEU signature |",
+            "| --- | --- | --- | --- | --- | --- |",
+            *rows,
         ]
-        for key, result in metrics.items():
-            lines.append(
-                f"| {result.get('direction', key)} | {result.get('test_set', '')} | {result.get('sentences', '')} "
-                f"| {result['bleu']:.2f} | {result['chrf']:.2f} |"
-            )
-        signatures = {result.get("bleu_signature") for result in metrics.values()} - {None}
-        lines += ["", "sacreBLEU signatures: " + ", ".join(f"`{s}`" for s in sorted(signatures))]
-    if extra_sections:
-        lines += ["", extra_sections.strip()]
-    return "\n".join(lines) + "\n"
+    )
+
+
+def _signature_cell(scores: dict) -> str:
+    signatures = [scores.get(name) for name in ("bleu_signature", "chrf_signature") if scores.get(name)]
+    # A pipe inside a table cell ends the cell, even in a code span, unless escaped.
+    return "<br>".join(f"`{signature}`".replace("|", "\\|") for signature in signatures)
+
+
+def _eval_results(key: str, scores: dict) -> list[EvalResult]:
+    """The `model-index` entries of one result: BLEU and chrF on its test set, in its direction."""
+    direction = scores.get("direction", key)
+    test_set = scores.get("test_set") or "test set"
+    common = dict(
+        task_type="translation",
+        task_name=f"Translation {direction.replace('-', '→')}",
+        dataset_type=scores.get("dataset") or re.sub(r"[^\w.-]+", "-", test_set.lower()).strip("-"),
+        dataset_name=test_set,
+        dataset_config=direction,
+        dataset_split=scores.get("split", "test"),
+    )
+    signature = scores.get("bleu_signature")
+    return [
+        EvalResult(
+            **common,
+            metric_type="bleu",
+            metric_name="BLEU",
+            metric_value=round(float(scores["bleu"]), 2),
+            metric_args={"signature": signature} if signature else None,
+        ),
+        EvalResult(
+            **common,
+            metric_type="chrf",
+            metric_name="chrF",
+            metric_value=round(float(scores["chrf"]), 2),
+            metric_args={"signature": scores["chrf_signature"]} if scores.get("chrf_signature") else None,
+        ),
+    ]
 
 
 def _read_json(path: Path) -> dict:
@@ -278,6 +483,7 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 __all__ = [
+    "count_parameters",
     "custom_pipelines_entry",
     "make_hub_ready",
     "missing_hub_files",
@@ -285,4 +491,5 @@ __all__ = [
     "register_pipeline",
     "render_model_card",
     "save_for_hub",
+    "translation_generation_config",
 ]

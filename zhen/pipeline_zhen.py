@@ -19,6 +19,10 @@ zhen is installed). Where zhen is imported, `pipeline(..., pipeline_class=ZhenTr
 This file is self-contained (standard library, `torch` and `transformers` only) because it is copied into checkpoints.
 """
 
+import copy
+import enum
+
+import torch
 from transformers import Pipeline
 from transformers.utils import logging
 
@@ -54,15 +58,31 @@ def max_new_tokens_limit(config) -> int | None:
     return None if table is None else table - 1
 
 
+class ReturnType(enum.Enum):
+    """What each result holds, as in v4's `Text2TextGenerationPipeline`: the token ids or the text."""
+
+    TENSORS = 0
+    TEXT = 1
+
+
 class ZhenTranslationPipeline(Pipeline):
     """
     English⇄Chinese translation with a zhen checkpoint, returning `[{"translation_text": ...}]` as the v4
-    `TranslationPipeline` did.
+    `TranslationPipeline` did, with its arguments.
 
     The target language is required (`tgt_lang`, at construction or per call) and its code is always forced as the
     first generated token: without it the model would pick a language on its own. `src_lang` defaults to the other
-    language. Inputs longer than the position table are truncated, with a warning. Unless given (or set in the
-    checkpoint's generation config), `max_new_tokens` is `1.5 * source tokens + 10`, at most 512.
+    language. An empty or blank input gives `""` without running the model.
+
+    Length: the user's `max_length` / `max_new_tokens` (and `min_length` / `min_new_tokens`), at construction or per
+    call, win over the checkpoint's generation config. Without either, `max_new_tokens` is
+    `max_length_ratio * source tokens + max_length_offset` (the checkpoint's, by default `1.5 * source tokens + 10`),
+    at most 512. Nothing generates past the decoder's position table: longer requests are capped, with a warning.
+
+    v4 arguments: `truncation` (default: inputs longer than the position table are cut to it, with a warning; `True`
+    or a strategy such as `"longest_first"` cuts silently; `False` / `"do_not_truncate"` refuses long inputs),
+    `return_text`, `return_tensors` (`translation_token_ids`), `return_type`, `clean_up_tokenization_spaces` (default
+    `False`) and `stop_sequence` (stop at its first token as well as at `</s>`).
 
     Any other keyword (`num_beams`, `no_repeat_ngram_size`, `length_penalty`, ...) goes to `generate`.
     """
@@ -73,29 +93,70 @@ class ZhenTranslationPipeline(Pipeline):
     _load_feature_extractor = False
     _load_tokenizer = True
 
-    def _sanitize_parameters(self, src_lang=None, tgt_lang=None, **generate_kwargs):
+    def _sanitize_parameters(
+        self,
+        src_lang=None,
+        tgt_lang=None,
+        truncation=None,
+        return_text=None,
+        return_tensors=None,
+        return_type=None,
+        clean_up_tokenization_spaces=None,
+        stop_sequence=None,
+        **generate_kwargs,
+    ):
+        if "forced_bos_token_id" in generate_kwargs:
+            raise ValueError("Choose the output language with `tgt_lang`, not `forced_bos_token_id`.")
         preprocess_params = {}
         if src_lang is not None:
             preprocess_params["src_lang"] = src_lang
         if tgt_lang is not None:
             preprocess_params["tgt_lang"] = tgt_lang
-        if "forced_bos_token_id" in generate_kwargs:
-            raise ValueError("Choose the output language with `tgt_lang`, not `forced_bos_token_id`.")
-        return preprocess_params, generate_kwargs, {}
+        if truncation is not None:
+            preprocess_params["truncation"] = truncation
+        if stop_sequence is not None:
+            generate_kwargs["eos_token_id"] = self._stop_token_ids(stop_sequence)
+        postprocess_params = _return_params(return_text, return_tensors, return_type)
+        if clean_up_tokenization_spaces is not None:
+            postprocess_params["clean_up_tokenization_spaces"] = clean_up_tokenization_spaces
+        return preprocess_params, generate_kwargs, postprocess_params
 
     def __call__(self, inputs, **kwargs):
         """
-        Translate `inputs`, a string or a list of strings.
+        Translate `inputs`, a string or a list of strings (or a dataset or generator of strings).
+
+        Args:
+            inputs (`str` or `list[str]`): The text(s) to translate.
+            src_lang (`str`, *optional*): Language of the inputs; defaults to the other one than `tgt_lang`.
+            tgt_lang (`str`): Language to translate into, `"en"` or `"zh"` (aliases accepted).
+            truncation (`bool` or `str`, *optional*): See the class docstring.
+            return_text (`bool`, *optional*, defaults to `True`): Include the decoded `translation_text`.
+            return_tensors (`bool`, *optional*, defaults to `False`):
+                Include the generated ids as `translation_token_ids` (alone, unless `return_text=True` too).
+            clean_up_tokenization_spaces (`bool`, *optional*, defaults to `False`):
+                Remove spaces before punctuation when decoding.
+            generate_kwargs: Passed to `model.generate` (`max_length`, `max_new_tokens`, `num_beams`, ...).
 
         Returns:
-            For a string, `[{"translation_text": str}]`; for a list, one such dict per input, in order.
+            For a string, `[{"translation_text": str}]`; for a list, one such dict per input, in order (a list of
+            dicts per input with `num_return_sequences > 1`).
         """
-        result = super().__call__(inputs, **kwargs)
+        if isinstance(inputs, list) and any(_is_blank(text) for text in inputs):
+            result = self._translate_skipping_blanks(inputs, **kwargs)
+        else:
+            result = super().__call__(inputs, **kwargs)
         if isinstance(inputs, list) and all(len(item) == 1 for item in result):
             return [item[0] for item in result]
         return result
 
-    def preprocess(self, text, src_lang=None, tgt_lang=None):
+    def _translate_skipping_blanks(self, inputs: list, **kwargs) -> list:
+        """Translate the non-blank texts (batched as asked) and give each blank one the empty translation."""
+        texts = [text for text in inputs if not _is_blank(text)]
+        translated = iter(super().__call__(texts, **kwargs) if texts else [])
+        blank = super().__call__("", **kwargs)
+        return [[dict(record) for record in blank] if _is_blank(text) else next(translated) for text in inputs]
+
+    def preprocess(self, text, src_lang=None, tgt_lang=None, truncation=None):
         if tgt_lang is None:
             raise ValueError(
                 "The translation pipeline needs the target language: pass tgt_lang='zh' or tgt_lang='en' to "
@@ -103,34 +164,153 @@ class ZhenTranslationPipeline(Pipeline):
             )
         if src_lang is None:
             src_lang = "en" if self.tokenizer.get_lang_id(tgt_lang) == self.tokenizer.get_lang_id("zh") else "zh"
-        limit = max_source_tokens(self.model.config)
-        truncation = {"truncation": True, "max_length": limit} if limit is not None else {}
+        blank = _is_blank(text)
         inputs = self.tokenizer._build_translation_inputs(
-            text, return_tensors="pt", src_lang=src_lang, tgt_lang=tgt_lang, **truncation
+            "" if blank else text,
+            return_tensors="pt",
+            src_lang=src_lang,
+            tgt_lang=tgt_lang,
+            **self._truncation_kwargs(truncation),
         )
-        if limit is not None and inputs["input_ids"].shape[-1] >= limit:
-            logger.warning(f"An input reached the {limit} tokens this model reads and may have been truncated.")
+        self._check_source_length(inputs["input_ids"].shape[-1], truncation)
+        inputs["is_blank"] = blank
         return inputs
+
+    def _truncation_kwargs(self, truncation) -> dict:
+        limit = max_source_tokens(self.model.config)
+        if _no_truncation(truncation):
+            return {}
+        if truncation is None or truncation is True:
+            truncation = "longest_first"
+        return {"truncation": getattr(truncation, "value", truncation), **({"max_length": limit} if limit else {})}
+
+    def _check_source_length(self, length: int, truncation) -> None:
+        limit = max_source_tokens(self.model.config)
+        if limit is None:
+            return
+        if _no_truncation(truncation) and length > limit:
+            raise ValueError(
+                f"An input has {length} tokens, more than the {limit} this model reads. Pass truncation=True to cut "
+                "it to its start, or split the text."
+            )
+        if truncation is None and length >= limit:
+            logger.warning(f"An input reached the {limit} tokens this model reads and may have been truncated.")
 
     def _forward(self, model_inputs, **generate_kwargs):
         forced_bos = model_inputs.pop("forced_bos_token_id")
         if isinstance(forced_bos, list):  # one per item of a batch, all the same
             forced_bos = forced_bos[0]
+        blank = model_inputs.pop("is_blank")
+        blank = blank if isinstance(blank, list) else [blank]
         generate_kwargs = self._prepare_generate_kwargs(generate_kwargs, forced_bos_token_id=forced_bos)
-        set_params = self._get_set_generation_params(generate_kwargs)
-        if "max_new_tokens" not in set_params and "max_length" not in set_params:
-            generate_kwargs["max_new_tokens"] = default_max_new_tokens(
-                model_inputs["input_ids"].shape[-1], self.model.config, self.model.generation_config
-            )
         in_batch = model_inputs["input_ids"].shape[0]
-        output_ids = self.model.generate(**model_inputs, **generate_kwargs)
-        return {"output_ids": output_ids.reshape(in_batch, -1, output_ids.shape[-1])}
+        if all(blank):
+            num_sequences = self._get_set_generation_params(generate_kwargs).get("num_return_sequences") or 1
+            output_ids = self._empty_translation(forced_bos).repeat(in_batch * num_sequences, 1)
+        else:
+            generate_kwargs = self._with_length(generate_kwargs, model_inputs["input_ids"].shape[-1])
+            output_ids = self.model.generate(**model_inputs, **generate_kwargs)
+        output_ids = output_ids.reshape(in_batch, -1, output_ids.shape[-1])
+        if any(blank):  # a blank text batched with others (from a dataset or generator): its result is ""
+            empty = self._empty_translation(forced_bos)
+            output_ids[torch.tensor(blank)] = self.model.generation_config.pad_token_id
+            output_ids[torch.tensor(blank), :, : empty.shape[-1]] = empty.to(output_ids.device)
+        return {"output_ids": output_ids}
 
-    def postprocess(self, model_outputs):
-        return [
-            {"translation_text": self.tokenizer.decode(ids, skip_special_tokens=True)}
-            for ids in model_outputs["output_ids"][0]
-        ]
+    def _empty_translation(self, forced_bos: int) -> torch.LongTensor:
+        """What translating an empty text gives: the decoder start token, the target language code and `</s>`."""
+        config = self.model.generation_config
+        eos = config.eos_token_id[0] if isinstance(config.eos_token_id, list) else config.eos_token_id
+        return torch.tensor([[config.decoder_start_token_id, forced_bos, eos]], device=self.model.device)
+
+    def _with_length(self, generate_kwargs: dict, source_length: int) -> dict:
+        """`generate_kwargs` with the output length settled: the user's `max_length` / `max_new_tokens` (kwargs or
+        their `generation_config`), or else the source-relative default; either way within the position table, and
+        with the other setting cleared, so that a value in the checkpoint's generation config cannot override it."""
+        user_config = generate_kwargs.get("generation_config")
+        user = {
+            key: value
+            for key in ("max_length", "max_new_tokens")
+            if (value := generate_kwargs.get(key, getattr(user_config, key, None))) is not None
+        }
+        limit = max_new_tokens_limit(self.model.config)
+        if not user:
+            config = user_config or self.model.generation_config
+            budget = default_max_new_tokens(source_length, self.model.config, config)
+            user = {"max_new_tokens": max(budget, self._min_new_tokens(generate_kwargs, limit))}
+        elif limit is not None:
+            user = _capped(user, limit)
+        settings = {"max_length": None, "max_new_tokens": None, **user}
+        if user_config is None:
+            return {**generate_kwargs, **settings}
+        user_config = copy.deepcopy(user_config)
+        user_config.update(**settings)
+        return {**generate_kwargs, "generation_config": user_config}
+
+    def _min_new_tokens(self, generate_kwargs: dict, limit: int | None) -> int:
+        """The least the user asked for (`min_new_tokens`, or `min_length`, which counts the decoder start token),
+        so that the default budget does not contradict it; at most `limit`."""
+        set_params = self._get_set_generation_params(generate_kwargs)
+        least = max(set_params.get("min_new_tokens") or 0, (set_params.get("min_length") or 0) - 1)
+        return least if limit is None else min(least, limit)
+
+    def _stop_token_ids(self, stop_sequence: str) -> list[int]:
+        stop_ids = self.tokenizer.encode(stop_sequence, add_special_tokens=False)
+        if len(stop_ids) > 1:
+            logger.warning_once(
+                f"stop_sequence={stop_sequence!r} is {len(stop_ids)} tokens; generation stops at its first one."
+            )
+        eos = self.model.generation_config.eos_token_id
+        return [stop_ids[0], *(eos if isinstance(eos, list) else [eos])]
+
+    def postprocess(self, model_outputs, return_text=True, return_tensors=False, clean_up_tokenization_spaces=False):
+        records = []
+        for ids in model_outputs["output_ids"][0]:
+            record = {}
+            if return_text:
+                record["translation_text"] = self.tokenizer.decode(
+                    ids, skip_special_tokens=True, clean_up_tokenization_spaces=clean_up_tokenization_spaces
+                )
+            if return_tensors:
+                record["translation_token_ids"] = ids
+            records.append(record)
+        return records
 
 
-__all__ = ["ZhenTranslationPipeline", "default_max_new_tokens", "max_new_tokens_limit", "max_source_tokens"]
+def _is_blank(text) -> bool:
+    return isinstance(text, str) and not text.strip()
+
+
+def _no_truncation(truncation) -> bool:
+    return truncation is False or getattr(truncation, "value", truncation) == "do_not_truncate"
+
+
+def _return_params(return_text, return_tensors, return_type) -> dict:
+    """Postprocess flags from v4's arguments: `return_tensors=True` gives the ids alone (v4), `return_text=False`
+    too, and `return_text=True` with it gives both; `return_type` (a [`ReturnType`]) picks one."""
+    if return_type is not None:
+        return_type = ReturnType(return_type)
+        return {"return_text": return_type is ReturnType.TEXT, "return_tensors": return_type is ReturnType.TENSORS}
+    if return_text is None and return_tensors is None:
+        return {}
+    tensors = bool(return_tensors) or (return_tensors is None and return_text is False)
+    return {"return_text": not tensors or bool(return_text), "return_tensors": tensors}
+
+
+def _capped(lengths: dict, limit: int) -> dict:
+    """`max_new_tokens` at most `limit` and `max_length` (which counts the decoder start token) at most `limit + 1`."""
+    capped = {"max_new_tokens": min(lengths["max_new_tokens"], limit)} if "max_new_tokens" in lengths else {}
+    if "max_length" in lengths:
+        capped["max_length"] = min(lengths["max_length"], limit + 1)
+    if capped != lengths:
+        logger.warning_once(f"Generation is capped at {limit} new tokens, what this model's position table holds.")
+    return capped
+
+
+__all__ = [
+    "ReturnType",
+    "ZhenTranslationPipeline",
+    "default_max_new_tokens",
+    "max_new_tokens_limit",
+    "max_source_tokens",
+]

@@ -157,9 +157,11 @@ def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGenerati
 
 def generation_config_for(model_config: ZhenConfig, num_beams: int) -> GenerationConfig:
     """Decoding defaults for the exported model. The output budget is relative to the source
-    (`max_length_ratio` x source tokens + `max_length_offset`), which `zhen.translate` and the pipeline apply;
-    `max_new_tokens` only bounds a bare `generate()`. The target language code is forced per call, since one model
-    serves both directions."""
+    (`max_length_ratio` x source tokens + `max_length_offset`), which `zhen.translate` and the pipeline apply when the
+    user gives no length. No `max_new_tokens` is pinned: it would override the `max_length` a user passes (the
+    pipeline's, `Seq2SeqTrainer`'s `generation_max_length`). `max_length` only bounds a bare `generate()`, as
+    Marian's 512 does: 1 (the decoder start token) plus what the position table lets the decoder generate. The target
+    language code is forced per call, since one model serves both directions."""
     return GenerationConfig(
         decoder_start_token_id=model_config.decoder_start_token_id,
         bos_token_id=model_config.bos_token_id,
@@ -167,7 +169,7 @@ def generation_config_for(model_config: ZhenConfig, num_beams: int) -> Generatio
         pad_token_id=model_config.pad_token_id,
         num_beams=num_beams,
         early_stopping=True,
-        max_new_tokens=min(256, max_new_tokens_limit(model_config) or 256),
+        max_length=1 + (max_new_tokens_limit(model_config) or model_config.max_position_embeddings - 1),
         max_length_ratio=DEFAULT_MAX_LENGTH_RATIO,
         max_length_offset=DEFAULT_MAX_LENGTH_OFFSET,
     )
