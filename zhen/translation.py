@@ -259,7 +259,8 @@ def _generate(generator, tokenizer, batch_ids: list[list[int]], **generate_kwarg
     with much less work per step), or the model itself for options the lean decoder does not implement (sampling,
     repetition penalties, `synced_gpus`, ...)."""
     fast = isinstance(generator, FastDecoder)
-    batch = tokenizer.pad({"input_ids": batch_ids}, return_tensors="pt").to((generator.model if fast else generator).device)
+    device = (generator.model if fast else generator).device
+    batch = tokenizer.pad({"input_ids": batch_ids}, return_tensors="pt").to(device)
     if not fast and "max_new_tokens" in generate_kwargs:
         generate_kwargs.setdefault("max_length", None)  # the checkpoint's max_length would compete with it
     output_ids = generator.generate(**batch, **generate_kwargs)
