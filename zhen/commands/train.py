@@ -6,14 +6,18 @@ Examples:
     zhen-train --train-files train.jsonl.gz --valid-files valid.jsonl.gz --preset small --output-dir runs/small
     zhen-train --config recipe.yaml --resume              # continue an interrupted run
     accelerate launch --multi_gpu --num_processes 4 -m zhen.commands.train --config recipe.yaml
+
+Every setting is checked before any work; a second run into the same output folder is refused while the first runs.
 """
 
 import logging
 
 from ..training import train
 from ..training_config import build_parser, resolve_config
+from ._cli import command
 
 
+@command("zhen-train")
 def main(argv: list[str] | None = None) -> None:
     build_parser(__doc__.splitlines()[0]).parse_args(argv)  # --help and argument errors before any work
     handler = logging.StreamHandler()
