@@ -217,20 +217,24 @@ def check_earlier_run(output_dir: str | Path, resume: bool, has_checkpoints: boo
         `FileExistsError` naming what was found and what to do.
     """
     output_dir = Path(output_dir)
-    traces = [output_dir / name for name in RUN_TRACES if (output_dir / name).exists()]
-    found = [f"{path.name}/" if path.is_dir() else path.name for path in traces]
+    found = _present(output_dir, RUN_TRACES)
     if not resume and found:
         raise FileExistsError(
             f"{output_dir} holds an earlier run ({', '.join(found)}). Pass --resume to continue it if it is the same "
             "run, or choose another --output-dir (nothing was overwritten)."
         )
-    results = [name for name in FINAL_RESULTS if (output_dir / name).exists()]
+    results = _present(output_dir, FINAL_RESULTS)
     if resume and not has_checkpoints and results:
         raise FileExistsError(
             f"{output_dir} holds the results of an earlier run ({', '.join(results)}) but no checkpoint to resume "
             "from, so --resume would start afresh and replace them. Choose another --output-dir, or move those "
             "results away first (nothing was overwritten)."
         )
+
+
+def _present(folder: Path, names) -> list[str]:
+    paths = [folder / name for name in names if (folder / name).exists()]
+    return [f"{path.name}/" if path.is_dir() else path.name for path in paths]
 
 
 __all__ = ["OutputDirLock", "OutputDirLockedError", "check_earlier_run", "ensure_writable_dir", "is_main_process"]
