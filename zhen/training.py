@@ -80,12 +80,12 @@ def check_output_dir(config: TrainingConfig) -> Path:
     """Fail before any work if the run cannot write its results, would overwrite an earlier run, or resumes one with
     settings it cannot change (see `zhen.run_guard` and `zhen.training_config`)."""
     output_dir = ensure_writable_dir(config.output_dir)
-    config.check_files()
     if is_main_process():
         check_earlier_run(output_dir, config.resume, bool(checkpoint_steps(output_dir / CHECKPOINT_DIR)))
     recorded = read_recorded_config(output_dir) if config.resume else None
     if recorded is not None:
         check_resumed_config(config, recorded)
+    config.check_files()
     return output_dir
 
 

@@ -20,10 +20,12 @@ from ._cli import command
 @command("zhen-train")
 def main(argv: list[str] | None = None) -> None:
     build_parser(__doc__.splitlines()[0]).parse_args(argv)  # --help and argument errors before any work
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
-    logging.getLogger("zhen").addHandler(handler)
-    logging.getLogger("zhen").setLevel(logging.INFO)
+    zhen_logger = logging.getLogger("zhen")
+    if not zhen_logger.handlers:  # main() may run several times in one process (tests, notebooks)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S"))
+        zhen_logger.addHandler(handler)
+    zhen_logger.setLevel(logging.INFO)
     train(resolve_config(argv))
 
 
