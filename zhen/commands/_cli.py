@@ -1,10 +1,11 @@
 """What every `zhen-*` command shares: help that shows defaults, `--debug`, argument types that check ranges, and one
 way of reporting an error a user can cause.
 
-Such an error (a `ValueError` or `OSError`: bad data, a missing file, a refused output, a bad configuration value) is
-printed as one line, `zhen-xxx: error: <problem and fix>`, and the command exits with status 2, as argparse does for
-bad arguments. The traceback is printed too with `--debug` or with the environment variable `ZHEN_DEBUG=1`. Anything
-else is a bug in zhen and keeps its traceback.
+Such an error (a `ValueError` or `OSError`: bad data, a missing file, a refused output, a bad configuration value, a
+Hub error; an `ImportError` of an optional package; running out of GPU memory) is printed as one line,
+`zhen-xxx: error: <problem and fix>`, and the command exits with status 2, as argparse does for bad arguments. The
+traceback is printed too with `--debug` or with the environment variable `ZHEN_DEBUG=1`. Anything else is a bug in
+zhen and keeps its traceback.
 """
 
 import argparse
@@ -19,7 +20,8 @@ from collections.abc import Callable
 DEBUG_ENV = "ZHEN_DEBUG"
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-USER_ERRORS = (ValueError, OSError)  # CorpusError, UnsafeOutputError, FileNotFoundError, HfHubHTTPError, ...
+# CorpusError, UnsafeOutputError, FileNotFoundError, HfHubHTTPError, ...; ImportError: a missing optional package
+USER_ERRORS = (ValueError, OSError, ImportError)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
