@@ -446,7 +446,8 @@ def build_parser(description: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="zhen-train",
         description=(description or "")
-        + " Defaults below are a run's that names its data; with no data named anywhere, the sample recipe's apply.",
+        + " The defaults shown are those of a run that names its data; a run that names none starts from the sample "
+        "recipe (zhen/sample_data/sample_recipe.yaml), and a --resume'd run from the settings it recorded.",
         argument_default=argparse.SUPPRESS,
     )
     parser.add_argument("--config", help="YAML or JSON file of configuration fields; flags override it.")

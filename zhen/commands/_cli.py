@@ -25,12 +25,13 @@ USER_ERRORS = (ValueError, OSError, ImportError)
 
 
 class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Appends `(default: ...)` to options whose help does not already say, except where there is nothing to say
-    (no default, or an on/off flag that is off)."""
+    """Appends `(default: ...)` to options whose help does not already say, except where there is nothing to say:
+    no default, or an on/off flag (`--int8`, `--no-progress`), which is off unless given."""
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if "default" in text.lower() or action.default in (None, False, argparse.SUPPRESS) or action.default == []:
+        no_default = action.default in (None, argparse.SUPPRESS) or action.default == []
+        if "default" in text.lower() or no_default or action.nargs == 0:
             return text
         return super()._get_help_string(action)
 
