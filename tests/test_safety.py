@@ -63,6 +63,12 @@ def test_atomic_write_replaces_only_when_complete(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
 
 
+def test_atomic_write_writes_devices_and_pipes_directly(tmp_path):
+    with atomic_write("/dev/null") as file:
+        file.write("discarded")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
 def test_atomic_directory_keeps_the_old_folder_on_failure_and_the_final_name(tmp_path):
     folder = tmp_path / "tok"
     folder.mkdir()

@@ -223,7 +223,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
     """
     Open a temporary file next to `path` for writing; when the block ends without an exception it is flushed to disk
     and renamed to `path` (replacing it in one step), otherwise removed. An existing `path` is never left empty or
-    half written.
+    half written. A `path` that is not a regular file (`/dev/stdout`, a named pipe) is written directly.
 
     Example:
 
@@ -234,6 +234,10 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", encoding: str | None 
     """
     if "b" in mode:
         encoding = None
+    if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):  # /dev/stdout, a named pipe
+        with open(path, mode, encoding=encoding, **open_kwargs) as file:
+            yield file
+        return
     with atomic_path(path) as tmp:
         with open(tmp, mode, encoding=encoding, **open_kwargs) as file:
             yield file
