@@ -242,6 +242,21 @@ def test_resume_takes_the_recorded_settings(recorded_run, monkeypatch):
     assert check_resumed_config(same_file_another_spelling, recorded) == {}
 
 
+def test_resume_from_another_folder_finds_the_run_s_own_tokenizer(recorded_run, tmp_path, monkeypatch):
+    output, data = recorded_run
+    monkeypatch.chdir(output.parent)
+    config = TrainingConfig(train_files=[data.name], output_dir=output.name, preset="tiny", max_steps=100)
+    config.tokenizer = str(Path(output.name) / "tokenizer")  # recorded relative to where the run started
+    config.save(output / "training_config.json")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    resumed = resolve_config(["--output-dir", str(output), "--resume", "--train-files", str(data)])
+    assert resumed.tokenizer is None  # training finds output_dir/tokenizer, wherever it is started from
+    assert check_resumed_config(resumed, json.loads((output / "training_config.json").read_text())) == {}
+    resumed.check_files()
+
+
 @pytest.mark.parametrize(
     ("flags", "listed"),
     [
@@ -267,6 +282,12 @@ def test_resume_refuses_other_training_files(recorded_run, tmp_path):
     other.write_text(json.dumps({"en": "Bye.", "zh": "再见。"}, ensure_ascii=False) + "\n")
     config = resolve_config(["--output-dir", str(output), "--resume", "--train-files", str(other)])
     with pytest.raises(ValueError, match=r"train_files: recorded \[.*train\.jsonl'\], given \[.*other\.jsonl'\]"):
+        check_resumed_config(config, json.loads((output / "training_config.json").read_text()))
+    same_name = tmp_path / "elsewhere" / "train.jsonl"  # another file of the same name
+    same_name.parent.mkdir()
+    same_name.write_text(other.read_text())
+    config = resolve_config(["--output-dir", str(output), "--resume", "--train-files", str(same_name)])
+    with pytest.raises(ValueError, match="train_files: recorded"):
         check_resumed_config(config, json.loads((output / "training_config.json").read_text()))
 
 

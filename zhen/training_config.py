@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 SAMPLE_RECIPE = Path(__file__).parent / "sample_data" / "sample_recipe.yaml"
 RECORD_FILE = "training_config.json"
+TRAINED_TOKENIZER_DIR = "tokenizer"  # where a run keeps the tokenizer it trained (zhen.training.TOKENIZER_DIR)
 SCHEDULERS = ("inverse_sqrt", "cosine", "constant")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2", "flash_attention_3", "flex_attention")
@@ -491,8 +492,14 @@ def _base_values(given: list[dict]) -> dict:
         recorded = read_recorded_config(output_dir)
         if recorded is not None:
             recorded.pop("resume", None)
+            if _is_trained_here(recorded.get("tokenizer"), recorded.get("output_dir")):
+                recorded["tokenizer"] = None  # the run's own tokenizer, found again in output_dir from any folder
             return recorded
     return base
+
+
+def _is_trained_here(tokenizer: str | None, output_dir: str | None) -> bool:
+    return bool(tokenizer and output_dir) and Path(tokenizer) == Path(output_dir) / TRAINED_TOKENIZER_DIR
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -527,12 +534,18 @@ def check_resumed_config(config: TrainingConfig, recorded: dict[str, Any]) -> di
     Raises:
         `ValueError` listing every change to a field of [`FIXED_ON_RESUME`], with the recorded and the given value.
     """
+    recorded = dict(recorded)
+    if _is_trained_here(recorded.get("tokenizer"), recorded.get("output_dir")):
+        recorded["tokenizer"] = None
+    given = config.to_dict()
+    if _is_trained_here(given["tokenizer"], config.output_dir):
+        given["tokenizer"] = None
     changes = {
-        name: (recorded[name], getattr(config, name))
+        name: (recorded[name], given[name])
         for name in FIELDS
         if name not in ("output_dir", "resume")
         and name in recorded
-        and not _same_setting(name, recorded[name], getattr(config, name), config.output_dir)
+        and not _same_setting(name, recorded[name], given[name])
     }
     refused = {name: change for name, change in changes.items() if name in FIXED_ON_RESUME}
     if refused:
@@ -548,21 +561,30 @@ def check_resumed_config(config: TrainingConfig, recorded: dict[str, Any]) -> di
     return changes
 
 
-def _same_setting(name: str, recorded: Any, given: Any, output_dir: str) -> bool:
-    if name == "tokenizer":
-        trained_here = str(Path(output_dir) / "tokenizer")
-        recorded, given = recorded or trained_here, given or trained_here
+def _same_setting(name: str, recorded: Any, given: Any) -> bool:
     if name in ("train_files", "valid_files", "tokenizer", "init_from") and recorded and given:
-        return _real_paths(recorded) == _real_paths(given)
+        recorded, given = _as_list(recorded), _as_list(given)
+        return len(recorded) == len(given) and all(map(_same_path_entry, recorded, given))
     if name == "model_overrides":
         return dict(recorded or {}) == dict(given or {})
     return recorded == given
 
 
-def _real_paths(value: str | list[str]) -> list[str]:
-    entries = [value] if isinstance(value, str) else list(value)
-    result = []
-    for entry in entries:
-        label, _, path = entry.rpartition("=") if "=" in entry else ("", "", entry)
-        result.append(f"{label}={os.path.realpath(path)}" if label else os.path.realpath(path))
-    return result
+def _as_list(value: str | list[str]) -> list[str]:
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _same_path_entry(recorded: str, given: str) -> bool:
+    """Whether two path entries (`path` or `name=path`) name the same file. A relative recorded path is relative to
+    the folder the run was started from: when it names nothing from the current folder, it matches a given path that
+    ends with it."""
+    recorded_label, _, recorded_path = recorded.rpartition("=") if "=" in recorded else ("", "", recorded)
+    given_label, _, given_path = given.rpartition("=") if "=" in given else ("", "", given)
+    if recorded_label != given_label:
+        return False
+    if os.path.realpath(recorded_path) == os.path.realpath(given_path):
+        return True
+    recorded_parts = Path(os.path.normpath(recorded_path)).parts
+    given_parts = Path(os.path.realpath(given_path)).parts
+    unresolvable = not os.path.isabs(recorded_path) and not os.path.exists(recorded_path)
+    return unresolvable and given_parts[-len(recorded_parts) :] == recorded_parts
