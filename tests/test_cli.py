@@ -111,7 +111,7 @@ def test_translate_output_stays_one_line_per_input(tiny_checkpoint, tmp_path, mo
         (["--model", "M", "--tgt", "fr"], "Unknown language code 'fr'"),
         (["--model", "M", "--tgt", "zh", "--src", "zh-CN"], "both 'zh'"),
         (["--model", "M", "--tgt", "zh", "-i", "missing.txt"], "input file not found: missing.txt"),
-        (["--model", "M", "--tgt", "zh", "--batch-size", "0"], "--batch-size must be at least 1"),
+        (["--model", "M", "--tgt", "zh", "--batch-size", "0"], "--batch-size: 0 is not a positive integer"),
     ],
 )
 def test_translate_argument_errors(argv, message, capsys):

@@ -85,9 +85,13 @@ def test_a_vocabulary_rounded_up_past_the_tokenizer_exports(tiny_tokenizer, tmp_
                                                                                     **kwargs))  # fmt: skip
 
 
-def test_a_tokenizer_larger_than_the_model_is_refused(tiny_tokenizer, tmp_path):
+def test_a_tokenizer_larger_than_the_model_is_refused(tiny_tokenizer, tmp_path, capsys):
     model = ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=len(tiny_tokenizer) - 8))
     model.save_pretrained(tmp_path / "model")
     tiny_tokenizer.save_pretrained(tmp_path / "model")
     with pytest.raises(ValueError, match="does not belong to this model"):
+        convert(str(tmp_path / "model"), tmp_path / "ct2")
+    with pytest.raises(SystemExit) as exit_info:
         export_main([str(tmp_path / "model"), str(tmp_path / "ct2")])
+    assert exit_info.value.code == 2 and "does not belong to this model" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]  # no half-written export left behind

@@ -145,6 +145,7 @@ def test_several_files_are_concatenated_in_order(tmp_path):
         st.tuples(
             *[st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\t\r\n"), min_size=1)] * 2
         ).filter(lambda pair: "".join(pair).strip()),
+        min_size=1,  # a file without pairs is an error (tests/test_safety.py)
         max_size=8,
     )
 )
@@ -152,8 +153,8 @@ def test_jsonl_and_tsv_round_trip(tmp_path, pairs):
     jsonl = write_jsonl(tmp_path / "p.jsonl", [{"en": e, "zh": z} for e, z in pairs])
     tsv = tmp_path / "p.tsv"
     tsv.write_text("en\tzh\n" + "".join(f"{e}\t{z}\n" for e, z in pairs), encoding="utf-8")
-    assert as_pairs(load_parallel(jsonl)) == pairs
-    assert as_pairs(load_parallel(tsv)) == pairs
+    assert as_pairs(load_parallel(jsonl, check_languages=False)) == pairs  # random text has no language
+    assert as_pairs(load_parallel(tsv, check_languages=False)) == pairs
 
 
 # ---------------------------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from transformers import AutoTokenizer
 
@@ -64,6 +64,12 @@ HARD_CASES = [
     "\x00\x1f control \x7f chars",
     "“引号”和‘单引号’ \"quotes\" 'single'",
     "\uf900 compatibility ideograph (NFC maps it to U+8C48)",
+    # special-token strings in user text are text (issue 16)
+    "Type <unk> here",
+    "a<s>b",
+    "use __zh__ please",
+    "<s>struck</s> <pad> __en__</s>",
+    "__zh__ at the start, </s> at the end </s>",
 ]
 
 
@@ -128,15 +134,16 @@ CHINESE = st.text(
     )
 )
 SYMBOLS = st.text(st.characters(categories=["S", "P", "Z", "Cc", "Cf", "Mn"]))
-MIXED = st.lists(st.one_of(ENGLISH, CHINESE, SYMBOLS), max_size=5).map("".join)
+SPECIAL_STRINGS = st.sampled_from(SPECIAL_TOKENS + ["<s", "s>", "</", "__", "<0x41>"])
+MIXED = st.lists(st.one_of(ENGLISH, CHINESE, SYMBOLS, SPECIAL_STRINGS), max_size=5).map("".join)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=st.one_of(ENGLISH, CHINESE, SYMBOLS, MIXED, st.text()))
 def test_round_trip_property(tokenizer, text):
-    assume(not any(token in text for token in SPECIAL_TOKENS))  # those are parsed as special tokens, by design
     ids = tokenizer(text)["input_ids"]
     assert tokenizer.unk_token_id not in ids
+    assert not set(ids[1:-1]) & set(tokenizer.all_special_ids)  # special-token strings in the text are text
     assert tokenizer.decode(ids, skip_special_tokens=True) == normalize_text(text)
 
 

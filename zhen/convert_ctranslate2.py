@@ -29,6 +29,8 @@ import os
 
 import torch
 
+from .safe_io import CT2_FILES, atomic_directory, check_output_folder, check_replaceable_folder, is_ctranslate2_export
+
 
 try:
     import ctranslate2
@@ -173,20 +175,41 @@ class _InMemoryConverter(TransformersConverter):
 def convert(model, output_dir: str, quantization: str | None = None, tokenizer=None, force: bool = False) -> str:
     """Write a CTranslate2 model directory for a zhen checkpoint.
 
+    The export is written to a temporary folder next to `output_dir` and renamed into place when complete, so a
+    failed conversion leaves an existing `output_dir` as it was.
+
     Args:
-        model: a checkpoint directory (with its tokenizer), or a loaded [`ZhenForConditionalGeneration`].
-        output_dir: where to write `model.bin`, `config.json` and the vocabularies.
+        model: a checkpoint directory (with its tokenizer) or Hub id, or a loaded [`ZhenForConditionalGeneration`].
+        output_dir: where to write `model.bin`, `config.json` and the vocabularies. It may not be the checkpoint
+            folder, lie inside it or contain it, even with `force`.
         quantization: CTranslate2 weight type: `None` (keep float32), `"int8"`, `"int8_float32"`, `"int16"`,
             `"bfloat16"`, `"float16"`, ...; the compute type can still be chosen when loading.
         tokenizer: token strings for an in-memory model; without one, placeholder tokens `<6>`, `<7>`, ... are
             used, which suits `translate_ids`.
-        force: overwrite an existing `output_dir`.
+        force: replace an existing `output_dir` that holds an earlier CTranslate2 export. A folder holding anything
+            else (a checkpoint, other files) is never replaced.
+
+    Raises:
+        [`zhen.safe_io.UnsafeOutputError`] (a `ValueError`) for an `output_dir` that overlaps the checkpoint, holds
+        other files, or holds an export while `force` is off.
     """
     if isinstance(model, (str, os.PathLike)):
+        check_output_folder(output_dir, [model], flag="The CTranslate2 output folder")
         converter = TransformersConverter(str(model))
     else:
         converter = _InMemoryConverter(model, tokenizer)
-    return converter.convert(str(output_dir), quantization=quantization, force=force)
+    check_replaceable_folder(
+        output_dir,
+        force,
+        allowed=CT2_FILES,
+        required="model.bin",
+        what="a CTranslate2 export",
+        flag="--force (force=True)",
+        looks_right=is_ctranslate2_export,
+    )
+    with atomic_directory(output_dir) as staging:
+        converter.convert(str(staging), quantization=quantization)
+    return str(output_dir)
 
 
 class CTranslate2Generator:

@@ -11,6 +11,7 @@ The training pipeline goes through four steps, each a function of this module:
 4. Tokenization, which belongs to the trainer.
 
 [`load_sample`] gives the small corpus shipped with the package, used when the trainer gets no data.
+[`check_language_columns`] tells swapped English and Chinese columns apart by script.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import NamedTuple
 
 import datasets
 
+from .text_checks import lone_surrogate
+
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +44,22 @@ PAIR_FEATURES = datasets.Features({"en": datasets.Value("string"), "zh": dataset
 RATIO_MIN_UNITS = 10
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
 _LENGTH_UNIT = re.compile(rf"[{_HAN}]|[^\W_{_HAN}]+")
+_WORD_OR_HAN = re.compile(rf"[{_HAN}]|[^\W\d_{_HAN}]+")  # a Han character, or a word of other letters
+_HAN_CHARACTER = re.compile(rf"[{_HAN}]")
+
+# Telling the columns' languages apart: the share of Han characters among the words and Han characters of a sample.
+LANGUAGE_SAMPLE_SIZE = 500
+_MIN_LANGUAGE_UNITS = 50  # below this, too little text to tell
+_CHINESE_SHARE, _NOT_CHINESE_SHARE = 0.5, 0.2
+# Words a TSV header line is made of ("english<TAB>chinese", "source<TAB>target", "en_text<TAB>zh_text", ...).
+_HEADER_WORDS = {
+    "en", "zh", "eng", "zho", "chi", "cmn", "english", "chinese", "mandarin", "simplified", "traditional", "source",
+    "target", "src", "tgt", "text", "texts", "sentence", "sentences", "translation", "lang", "language", "input",
+    "output", "英文", "中文", "英语", "汉语", "原文", "译文",
+}  # fmt: skip
 
 _SKIP_HINT = "Fix or remove it, or pass --skip-malformed (skip_malformed=True) to skip malformed lines."
+_LANGUAGE_CHECK_HINT = "pass --no-language-check (check_languages=False) if the file is right"
 _COLUMN_HINT = "Set --en-column/--zh-column (en_column=/zh_column=) to the names your data uses."
 _MAX_EXAMPLES = 5
 
@@ -128,6 +145,7 @@ def load_parallel(
     zh_column: str = "zh",
     skip_malformed: bool = False,
     return_report: bool = False,
+    check_languages: bool = True,
 ) -> datasets.Dataset | tuple[datasets.Dataset, LoadReport]:
     """Load English–Chinese sentence pairs from local files or a Hub dataset.
 
@@ -136,12 +154,18 @@ def load_parallel(
     - `.jsonl`, `.json`: JSON Lines, one object per line, e.g. `{"en": "Hello.", "zh": "你好。"}`.
     - `.tsv`, `.txt`: tab-separated `en<TAB>zh`, exactly two fields per line. If the first line contains both column
       names (e.g. `en<TAB>zh`, or `id<TAB>en<TAB>zh<TAB>source`) it is a header: the columns are taken by name and
-      every line must have as many fields as the header. Custom column names require such a header. Fields are
-      taken verbatim (no quoting).
+      every line must have as many fields as the header. A first line that names the two languages another way
+      (`English<TAB>Chinese`, `zh<TAB>en`, `中文<TAB>英文`) is a header too, and said so in a warning; one made of
+      other header words (`source<TAB>target`) is an error, since it does not say which column is which. Custom
+      column names require a header, except `en_column="zh", zh_column="en"`, which swaps the two columns of a file
+      without one. Fields are taken verbatim (no quoting).
     - `.parquet`: a table with the two columns.
 
     Blank lines are ignored. The columns are looked up at the top level first, then inside a nested `translation`
-    column (the Hub layout of e.g. `wmt/wmt19`: `{"translation": {"en": ..., "zh": ...}}`).
+    column (the Hub layout of e.g. `wmt/wmt19`: `{"translation": {"en": ..., "zh": ...}}`). A file (or dataset) must
+    hold at least one pair. Unless `check_languages=False`, each file's columns are checked on a sample: an English
+    column that is mostly Chinese beside a Chinese column that is not (swapped columns) is an error, other
+    mismatches a warning (see [`check_language_columns`]).
 
     Args:
         files (`str`, `os.PathLike` or a sequence of them, *optional*):
@@ -159,13 +183,15 @@ def load_parallel(
             non-string value) of local files instead of raising. The count is logged and given in the report.
         return_report (`bool`, *optional*, defaults to `False`):
             Also return a [`LoadReport`].
+        check_languages (`bool`, *optional*, defaults to `True`):
+            Check that the English column is English and the Chinese one Chinese (by their share of Han characters).
 
     Returns:
         `datasets.Dataset` with string columns `"en"` and `"zh"`, or `(dataset, LoadReport)` if `return_report`.
 
     Raises:
-        [`CorpusError`] (a `ValueError`): for a missing file, an unsupported extension, missing columns, or a
-        malformed line (naming file and line) when `skip_malformed` is off.
+        [`CorpusError`] (a `ValueError`): for a missing file, an unsupported extension, missing columns, a file
+        without pairs, swapped columns, or a malformed line (naming file and line) when `skip_malformed` is off.
 
     Example:
 
@@ -179,9 +205,16 @@ def load_parallel(
         raise ValueError("Pass exactly one of `files` and `dataset` (the bundled sample corpus is `load_sample()`).")
     if dataset is not None:
         pairs = _load_hub(dataset, dataset_config, split, en_column, zh_column)
+        source = f"Dataset {dataset!r} ({split})"
+        if len(pairs) == 0:
+            raise CorpusError(f"{source} holds no sentence pairs; check the split and the dataset configuration.")
+        if check_languages:
+            step = max(1, len(pairs) // LANGUAGE_SAMPLE_SIZE)
+            sample = pairs.select(range(0, len(pairs), step))
+            check_language_columns(sample["en"], sample["zh"], source, en_column, zh_column)
         report = LoadReport(pairs=len(pairs))
     else:
-        pairs, report = _load_files(_as_paths(files), en_column, zh_column, skip_malformed)
+        pairs, report = _load_files(_as_paths(files), en_column, zh_column, skip_malformed, check_languages)
     return (pairs, report) if return_report else pairs
 
 
@@ -205,14 +238,22 @@ def _format_of(path: Path) -> str:
     return FORMATS[suffix]
 
 
-def _load_files(paths, en_column, zh_column, skip_malformed) -> tuple[datasets.Dataset, LoadReport]:
+def _load_files(paths, en_column, zh_column, skip_malformed, check_languages) -> tuple[datasets.Dataset, LoadReport]:
     en, zh, report = [], [], LoadReport()
     readers = {"jsonl": _read_jsonl, "tsv": _read_tsv, "parquet": _read_parquet}
     for path in paths:
         format_ = _format_of(path)
         unit = "row" if format_ == "parquet" else "line"
         items = readers[format_](path, en_column, zh_column)
+        start = len(en)
         _collect(items, path, unit, skip_malformed, en, zh, report)
+        if len(en) == start:
+            skipped = report.skipped_per_file.get(str(path), 0)
+            why = f"all {skipped:,} {unit}s with text are malformed" if skipped else f"it has no {unit}s with text"
+            raise CorpusError(f"{path} holds no sentence pairs: {why}. Check the file, or leave it out.")
+        if check_languages:
+            step = max(1, (len(en) - start) // LANGUAGE_SAMPLE_SIZE)
+            check_language_columns(en[start::step], zh[start::step], path, en_column, zh_column)
     report.pairs = len(en)
     if report.skipped:
         logger.warning("%s", report)
@@ -277,7 +318,13 @@ def _read_tsv(path, en_column, zh_column) -> Iterator[tuple[str, str] | _Malform
                 if en_column in fields and zh_column in fields:
                     columns, n_fields = (fields.index(en_column), fields.index(zh_column)), len(fields)
                     continue
-                if (en_column, zh_column) != ("en", "zh"):
+                header_columns = _language_header(path, fields, en_column, zh_column)
+                if header_columns is not None:
+                    columns = header_columns
+                    continue
+                if (en_column, zh_column) == ("zh", "en"):
+                    columns = (1, 0)
+                elif (en_column, zh_column) != ("en", "zh"):
                     raise _missing_columns(path, fields, en_column, zh_column, "first line (header)")
             if not text.strip():
                 continue
@@ -285,6 +332,42 @@ def _read_tsv(path, en_column, zh_column) -> Iterator[tuple[str, str] | _Malform
                 yield _Malformed(number, f"expected {n_fields} tab-separated fields, found {len(fields)}")
                 continue
             yield fields[columns[0]], fields[columns[1]]
+
+
+def _language_header(path, fields: list[str], en_column: str, zh_column: str) -> tuple[int, int] | None:
+    """The (English, Chinese) columns of a two-field first line that is a header naming the languages another way
+    (`English<TAB>Chinese`); `None` if the line is not a header. A header that does not say which column is which
+    (`source<TAB>target`) is an error."""
+    words = [re.split(r"[\s_.-]+", field.strip().lower()) for field in fields]
+    if len(fields) != 2 or not all(any(w) and all(word in _HEADER_WORDS for word in w if word) for w in words):
+        return None
+    languages = [_header_language(w) for w in words]
+    if sorted(filter(None, languages)) != ["en", "zh"]:
+        raise CorpusError(
+            f"{path}, line 1 ({chr(9).join(fields)!r}) looks like a header, not a sentence pair, and does not say "
+            f"which column is English. Name the columns (--en-column {fields[0]} --zh-column {fields[1]}, or the "
+            f"other way round; en_column=/zh_column= in Python), or remove the line."
+        )
+    columns = (languages.index("en"), languages.index("zh"))
+    if (en_column, zh_column) == ("zh", "en"):
+        columns = columns[::-1]
+    logger.warning(
+        "%s: line 1 (%r) is a header; reading column %d as English and column %d as Chinese.",
+        path, chr(9).join(fields), columns[0] + 1, columns[1] + 1,
+    )  # fmt: skip
+    return columns
+
+
+def _header_language(words: list[str]) -> str | None:
+    from .tokenization_zhen import normalize_lang
+
+    found = set()
+    for word in words:
+        try:
+            found.add(normalize_lang(word))
+        except ValueError:
+            pass
+    return found.pop() if len(found) == 1 else None
 
 
 def _read_parquet(path, en_column, zh_column) -> Iterator[tuple[str, str] | _Malformed]:
@@ -327,6 +410,9 @@ def _pair_or_problem(record: dict, number: int, en_column, zh_column, nested: bo
             return _Malformed(number, "'translation' is missing or not an object")
     en, zh = record.get(en_column), record.get(zh_column)
     if isinstance(en, str) and isinstance(zh, str):
+        for name, text in ((en_column, en), (zh_column, zh)):
+            if lone_surrogate(text) is not None:
+                return _Malformed(number, f"{name!r} holds a lone surrogate (a broken \\u escape), not valid Unicode")
         return en, zh
     name = zh_column if isinstance(en, str) else en_column
     if name not in record:
@@ -363,6 +449,51 @@ def _nested_languages(feature) -> list[str]:
     if isinstance(feature, datasets.Translation):
         return list(feature.languages)
     return list(feature) if isinstance(feature, dict) else []
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Languages of the columns
+
+
+def han_share(texts: Iterable[str]) -> tuple[float, int]:
+    """The share of Han characters among the words and Han characters of `texts`, and how many of those there are.
+
+    Each Han character counts once and so does each word of other letters (numbers do not count), so English text
+    scores 0, Chinese text close to 1 even with English names in it (`"我用 Python 写代码"`: 5 of 6)."""
+    han = units = 0
+    for text in texts:
+        found = _WORD_OR_HAN.findall(text or "")
+        units += len(found)
+        han += sum(1 for unit in found if _HAN_CHARACTER.fullmatch(unit))
+    return (han / units if units else 0.0), units
+
+
+def check_language_columns(en: Sequence[str], zh: Sequence[str], source, en_column="en", zh_column="zh") -> None:
+    """
+    Check that the English side of parallel text is not Chinese and the Chinese side is, by [`han_share`].
+
+    Raises:
+        [`CorpusError`] when the columns look swapped (the English side mostly Chinese, the Chinese side hardly),
+        naming the fix. Other mismatches (no Chinese on either side, Chinese on both) are logged as warnings.
+    """
+    en_share, en_units = han_share(en)
+    zh_share, zh_units = han_share(zh)
+    if min(en_units, zh_units) < _MIN_LANGUAGE_UNITS:
+        return
+    shares = (
+        f"Han characters make up {en_share:.0%} of the {en_column!r} column and {zh_share:.0%} of the {zh_column!r} "
+        f"column in {len(en):,} sampled pairs"
+    )
+    if en_share >= _CHINESE_SHARE and zh_share < _NOT_CHINESE_SHARE:
+        raise CorpusError(
+            f"{source}: the English and Chinese columns look swapped ({shares}). Swap the column names "
+            f"(--en-column {zh_column} --zh-column {en_column}; en_column={zh_column!r}, zh_column={en_column!r} in "
+            f"Python), or {_LANGUAGE_CHECK_HINT}."
+        )
+    if zh_share < _NOT_CHINESE_SHARE:
+        logger.warning("%s: the Chinese column holds little Chinese (%s). Is it the right column?", source, shares)
+    elif en_share >= _CHINESE_SHARE:
+        logger.warning("%s: the English column is mostly Chinese (%s). Is it the right column?", source, shares)
 
 
 # --------------------------------------------------------------------------------------------------------------------
@@ -446,6 +577,8 @@ def clean_pairs(
     """
     if (max_length is None) != (length_fn is None):
         raise ValueError("`max_length` and `length_fn` go together: pass both or neither.")
+    if len(pairs) == 0:
+        return pairs, CleaningReport()
     limits = {"max_chars": max_chars, "max_ratio": max_ratio, "max_length": max_length, "length_fn": length_fn}
     flagged = pairs.map(
         _flag_batch,

@@ -50,13 +50,20 @@ def tokenize_direction(
 ) -> datasets.Dataset:
     """
     Tokenize `pairs` (columns `en`, `zh`) for one direction: `input_ids`/`attention_mask` of the `src_lang` side and
-    `labels` of the `tgt_lang` side, both truncated to `max_length` tokens (codes and `</s>` included).
+    `labels` of the `tgt_lang` side, both truncated to `max_length` tokens (codes and `</s>` included). Special-token
+    strings in the text (`"<s>"`, `"__zh__"`) are encoded as text.
     """
     examples = make_directions(pairs, f"{src_lang}-{tgt_lang}")
 
     def encode(batch):
         tokenizer.src_lang, tokenizer.tgt_lang = src_lang, tgt_lang
-        return tokenizer(batch["src_text"], text_target=batch["tgt_text"], truncation=True, max_length=max_length)
+        return tokenizer(
+            batch["src_text"],
+            text_target=batch["tgt_text"],
+            truncation=True,
+            max_length=max_length,
+            split_special_tokens=True,  # "<s>" or "__zh__" in a sentence is text, not a control token
+        )
 
     return examples.map(
         encode, batched=True, remove_columns=examples.column_names, desc=f"Tokenizing {src_lang}-{tgt_lang}"
@@ -112,6 +119,7 @@ def finetune(
     direction: str | Sequence[str] = "en-zh",
     max_length: int = DEFAULT_MAX_LENGTH,
     limit: int | None = None,
+    check_languages: bool = True,
     **training_args,
 ) -> tuple[ZhenSeq2SeqTrainer, dict]:
     """
@@ -129,6 +137,8 @@ def finetune(
             Longest source and target in tokens; also the generation length for evaluation. Capped at the model's
             position table.
         limit (`int`, *optional*): Use only the first `limit` training pairs (and eval pairs).
+        check_languages (`bool`, *optional*, defaults to `True`):
+            Stop on files whose en and zh columns look swapped (see `zhen.data.load_parallel`).
         training_args:
             Any `Seq2SeqTrainingArguments` field, e.g. `learning_rate`, `max_steps`, `num_train_epochs`,
             `per_device_train_batch_size`, `gradient_accumulation_steps`, `label_smoothing_factor`, `eval_steps`,
@@ -145,10 +155,10 @@ def finetune(
     table = model_max_source_tokens(model.config)
     max_length = min(max_length, table) if table else max_length
     directions = directions_of(direction)
-    train = _tokenized(train_files, tokenizer, directions, max_length, limit)
+    train = _tokenized(train_files, tokenizer, directions, max_length, limit, check_languages)
     eval_sets = None
     if eval_files:
-        eval_pairs = _pairs(eval_files, limit)
+        eval_pairs = _pairs(eval_files, limit, check_languages)
         eval_sets = {f"{s}-{t}": tokenize_direction(eval_pairs, tokenizer, s, t, max_length) for s, t in directions}
 
     defaults = {
@@ -178,13 +188,13 @@ def finetune(
     return trainer, metrics
 
 
-def _pairs(files, limit):
-    pairs = load_parallel(files)
+def _pairs(files, limit, check_languages=True):
+    pairs = load_parallel(files, check_languages=check_languages)
     return pairs.select(range(min(limit, len(pairs)))) if limit else pairs
 
 
-def _tokenized(files, tokenizer, directions, max_length, limit) -> datasets.Dataset:
-    pairs = _pairs(files, limit)
+def _tokenized(files, tokenizer, directions, max_length, limit, check_languages=True) -> datasets.Dataset:
+    pairs = _pairs(files, limit, check_languages)
     parts = [tokenize_direction(pairs, tokenizer, s, t, max_length) for s, t in directions]
     return parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
 

@@ -30,8 +30,8 @@ per-script vocabulary report of `zhen.tokenizer_training` exact.
 equally. NFKC is *not* used: it folds Chinese full-width punctuation `，！？：；（）` to ASCII `,!?:;()`, which would
 corrupt Chinese targets and the BLEU score against Chinese references. Case, full-width forms, traditional and
 simplified characters are all kept as they are. Use [`normalize_text`] to get the text a round trip gives back:
-`tokenizer.decode(tokenizer.encode(x), skip_special_tokens=True) == normalize_text(x)` for any string `x` without
-special-token strings such as `"</s>"` in it.
+`tokenizer.decode(tokenizer.encode(x), skip_special_tokens=True) == normalize_text(x)` for any string `x`, including
+ones that contain special-token strings (see below).
 
 **Whitespace: lossless.** Spaces are kept as ordinary characters inside tokens (no `▁` marker), so leading, trailing
 and repeated spaces, tabs, newlines and the character `▁` itself all survive a round trip. A word of a spaced script
@@ -49,6 +49,14 @@ whitespace, plus the English contractions `'s 't 're 've 'm 'll 'd`.
 **Special tokens** have fixed ids that the model config relies on: 0 `<pad>`, 1 `<s>` (bos, the decoder start
 token), 2 `</s>` (eos), 3 `<unk>` (kept for compatibility, never produced), 4 `__en__` and 5 `__zh__` (language codes,
 registered as `extra_special_tokens`), then the 256 byte tokens (ids 6–261).
+
+**User text is text.** Only the tokenizer's template puts special tokens into an encoding (the language code first,
+`</s>` last); the same strings inside a text are encoded as ordinary characters. `"Type <unk> here"`, an HTML
+`<s>` tag or a literal `__zh__` in a sentence never become control tokens, and decode back as they were. This is
+`split_special_tokens=True` (the `tokenizers` option `encode_special_tokens`), which this class makes the default, so
+it holds for every tokenizer saved and reloaded (also through `trust_remote_code`). `decode(ids,
+skip_special_tokens=True)` still drops the real special tokens of an encoding or a generation. Pass
+`split_special_tokens=False` to a call (or to the constructor) to have special-token strings parsed as tokens.
 
 **Language codes.** As in NLLB / M2M100, a source text is `[src code] text [</s>]` and a target is
 `[tgt code] text [</s>]`. The model shifts the target right behind `<s>` to build its decoder inputs, and `generate`
@@ -213,6 +221,9 @@ class ZhenTokenizerFast(TokenizersBackend):
             The token used for padding.
         extra_special_tokens (`list[str]`, *optional*, defaults to `["__en__", "__zh__"]`):
             The language code tokens.
+        split_special_tokens (`bool`, *optional*, defaults to `True`):
+            Encode special-token strings that occur in a text (`"<s>"`, `"__zh__"`, ...) as ordinary text, so user
+            text never produces control tokens. The template still adds the language code and `</s>`.
     """
 
     vocab_files_names = VOCAB_FILES_NAMES
@@ -239,6 +250,7 @@ class ZhenTokenizerFast(TokenizersBackend):
             self._tokenizer = build_backend_tokenizer(vocab, merges)
         self._src_lang, self._tgt_lang = normalize_lang(src_lang), normalize_lang(tgt_lang)
         kwargs.setdefault("clean_up_tokenization_spaces", False)
+        kwargs.setdefault("split_special_tokens", True)
         super().__init__(
             bos_token=bos_token,
             eos_token=eos_token,

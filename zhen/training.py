@@ -10,7 +10,6 @@ import contextlib
 import hashlib
 import json
 import math
-import os
 import shutil
 import time
 from dataclasses import dataclass, field
@@ -36,8 +35,7 @@ from .batching import Seq2SeqCollator, padding_fraction, shard_batches, token_bu
 from .checkpointing import (
     average_checkpoints,
     checkpoint_steps,
-    latest_checkpoint,
-    read_state,
+    load_newest_intact_checkpoint,
     replace_directory,
     save_checkpoint,
     write_json_atomic,
@@ -46,9 +44,10 @@ from .configuration_zhen import ZhenConfig
 from .fast_training import FastTraining
 from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
 from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, max_new_tokens_limit, max_source_tokens
+from .run_guard import OutputDirLock, check_earlier_run, ensure_writable_dir, is_main_process
 from .tokenization_zhen import ZhenTokenizerFast
 from .tokenizer_training import train_tokenizer
-from .training_config import TrainingConfig
+from .training_config import TrainingConfig, check_resumed_config, read_recorded_config
 
 
 logger = get_logger(__name__)
@@ -85,22 +84,15 @@ def make_accelerator(config: TrainingConfig) -> Accelerator:
 
 
 def check_output_dir(config: TrainingConfig) -> Path:
-    """Fail before any work if the run cannot write its results or would overwrite an earlier run."""
-    output_dir = Path(config.output_dir)
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        probe = output_dir / f".write-test-{os.getpid()}"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as error:
-        raise PermissionError(
-            f"Cannot write to output_dir {output_dir}: {error.strerror or error}. Choose another --output-dir."
-        ) from error
-    if checkpoint_steps(output_dir / CHECKPOINT_DIR) and not config.resume:
-        raise FileExistsError(
-            f"{output_dir} holds checkpoints of an earlier run. Pass --resume to continue it, or choose another "
-            "--output-dir (nothing was overwritten)."
-        )
+    """Fail before any work if the run cannot write its results, would overwrite an earlier run, or resumes one with
+    settings it cannot change (see `zhen.run_guard` and `zhen.training_config`)."""
+    output_dir = ensure_writable_dir(config.output_dir)
+    if is_main_process():
+        check_earlier_run(output_dir, config.resume, bool(checkpoint_steps(output_dir / CHECKPOINT_DIR)))
+    recorded = read_recorded_config(output_dir) if config.resume else None
+    if recorded is not None:
+        check_resumed_config(config, recorded)
+    config.check_files()
     return output_dir
 
 
@@ -191,6 +183,7 @@ class TrainingData:
 def load_pairs(config: TrainingConfig) -> tuple[datasets.Dataset, dict[str, datasets.Dataset], dict]:
     """Raw training pairs and named validation pair sets, with what was loaded from where."""
     load = dict(en_column=config.en_column, zh_column=config.zh_column, skip_malformed=config.skip_malformed)
+    load["check_languages"] = config.language_check
     summary = {}
     if config.uses_sample_data:
         train, valid = zdata.load_sample("train"), {"sample": zdata.load_sample("validation")}
@@ -250,8 +243,9 @@ def to_examples(config: TrainingConfig, pairs: datasets.Dataset, directions: str
 
 def _tokenize_batch(batch, tokenizer, lang_ids: dict[str, int], eos: int) -> dict:
     """`[src code] source </s>` and `[tgt code] target </s>`, as `tokenizer(text, text_target=...)` lays them out."""
-    sources = tokenizer(batch["src_text"], add_special_tokens=False)["input_ids"]
-    targets = tokenizer(batch["tgt_text"], add_special_tokens=False)["input_ids"]
+    # split_special_tokens: "<s>" or "__zh__" in a sentence is text, not a control token
+    sources = tokenizer(batch["src_text"], add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    targets = tokenizer(batch["tgt_text"], add_special_tokens=False, split_special_tokens=True)["input_ids"]
     input_ids = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["src_lang"], sources)]
     labels = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["tgt_lang"], targets)]
     return {
@@ -588,12 +582,11 @@ class ZhenTrainer:
         save_checkpoint(self.accelerator, checkpoints, self.state.step, self.state.__dict__, keep)
 
     def resume(self):
-        checkpoint = latest_checkpoint(self.output_dir / CHECKPOINT_DIR)
-        if checkpoint is None:
+        found = load_newest_intact_checkpoint(self.accelerator, self.output_dir / CHECKPOINT_DIR, TrainerState)
+        if found is None:
             logger.info("No checkpoint to resume from; starting afresh.")
             return
-        self.accelerator.load_state(str(checkpoint))
-        self.state = TrainerState(**read_state(checkpoint))
+        checkpoint, self.state = found
         logger.info(f"Resumed from {checkpoint} (step {self.state.step}, epoch {self.state.epoch})")
 
     def log_training(self, window: "TrainingWindow", progress) -> None:
@@ -735,7 +728,13 @@ def format_evaluation(result: dict) -> str:
 
 
 def train(config: TrainingConfig) -> Path:
-    """Run a whole training: data → tokenizer → model → training → evaluation → export. Returns the export folder."""
+    """Run a whole training: data → tokenizer → model → training → evaluation → export. Returns the export folder.
+    The output folder is locked for the whole run (on the main process): a second run into it is refused."""
+    with OutputDirLock(config.output_dir) if is_main_process() else contextlib.nullcontext():
+        return _train(config)
+
+
+def _train(config: TrainingConfig) -> Path:
     output_dir = check_output_dir(config)
     accelerator = make_accelerator(config)
     set_seed(config.seed)

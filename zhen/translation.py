@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable, Iterable
 
 import torch
+from huggingface_hub.errors import HFValidationError
+from huggingface_hub.utils import validate_repo_id
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging
 
@@ -19,6 +21,8 @@ from .fast_generation import FastDecoder, unsupported_options
 from .modeling_zhen import ZhenForConditionalGeneration
 from .pipeline_zhen import default_max_new_tokens, max_new_tokens_limit
 from .pipeline_zhen import max_source_tokens as model_max_source_tokens
+from .safe_io import is_clearly_a_path
+from .text_checks import check_text
 from .tokenization_zhen import normalize_lang
 
 
@@ -48,14 +52,15 @@ def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None, 
         `(model, tokenizer)`.
 
     Raises:
-        `FileNotFoundError` for a local path that does not exist; `ValueError` for a folder that is not a zhen
-        checkpoint, a tokenizer without zhen's language codes, or `int8` with a model that is not on the CPU.
+        `FileNotFoundError` for a local path that does not exist (a string that can only be a path, or one that is
+        not a valid Hub id); `OSError` for a Hub id that cannot be loaded; `ValueError` for a folder that is not a
+        zhen checkpoint, a tokenizer without zhen's language codes, or `int8` with a model that is not on the CPU.
     """
     if isinstance(model, (str, os.PathLike)):
         if tokenizer is None:
             tokenizer = model
         path = _checked_checkpoint_path(model)
-        model = AutoModelForSeq2SeqLM.from_pretrained(path, dtype=dtype or "auto")
+        model = _from_pretrained(AutoModelForSeq2SeqLM, path, dtype=dtype or "auto")
         if device is not None:
             model.to(device)
         model.eval()
@@ -70,7 +75,7 @@ def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None, 
     if tokenizer is None:
         raise ValueError("With a loaded model, pass its tokenizer too (a folder, Hub id or loaded tokenizer).")
     if isinstance(tokenizer, (str, os.PathLike)):
-        tokenizer = AutoTokenizer.from_pretrained(_checked_checkpoint_path(tokenizer, "tokenizer_config.json"))
+        tokenizer = _from_pretrained(AutoTokenizer, _checked_checkpoint_path(tokenizer, "tokenizer_config.json"))
     if not hasattr(tokenizer, "get_lang_id"):
         raise ValueError(
             f"{type(tokenizer).__name__} is not a zhen tokenizer (it has no language codes). Load the tokenizer saved "
@@ -80,6 +85,10 @@ def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None, 
 
 
 def _checked_checkpoint_path(path, required_file: str = "config.json") -> str:
+    """`path` if it is a checkpoint folder or a Hub model id; a clear error for a path that names no checkpoint.
+
+    A local folder wins over a Hub id of the same name. Anything that can only be a path (`./x`, `/x`, `~/x`, `a/b/c`,
+    an existing file) and is not a folder is reported as missing; any other string must be a valid Hub repo id."""
     path = str(path)
     if os.path.isdir(path):
         if not os.path.isfile(os.path.join(path, required_file)):
@@ -87,9 +96,31 @@ def _checked_checkpoint_path(path, required_file: str = "config.json") -> str:
                 f"{path} is not a zhen checkpoint: it has no {required_file}. Point to the folder that zhen-train, "
                 "zhen-finetune or save_pretrained wrote (model.safetensors, config.json, tokenizer files)."
             )
-    elif os.path.exists(path) or path.startswith((".", "/", "~")) or path.count("/") > 1 or os.sep in path.strip("/"):
+        return path
+    if is_clearly_a_path(path):
         raise FileNotFoundError(f"No checkpoint folder at {path}: check the path (it must be a folder, not a file).")
+    try:
+        validate_repo_id(path)
+    except HFValidationError:
+        raise FileNotFoundError(
+            f"No checkpoint folder at {path}, and {path!r} is not a Hub model id (owner/name) either: check the path."
+        ) from None
     return path
+
+
+def _from_pretrained(loader, path: str, **kwargs):
+    """`loader.from_pretrained(path)`, with an error that says whether a folder or a Hub id was tried."""
+    try:
+        return loader.from_pretrained(path, **kwargs)
+    except OSError as error:
+        if os.path.isdir(path):
+            raise
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise OSError(
+            f"There is no checkpoint folder {path} here, and the Hub model {path!r} could not be loaded "
+            f"({first_line}). Check the path or the Hub id; offline (HF_HUB_OFFLINE=1), only models already in the "
+            "Hugging Face cache load."
+        ) from error
 
 
 def resolve_languages(src_lang: str | None, tgt_lang: str | None) -> tuple[str, str]:
@@ -180,6 +211,7 @@ def translate(
     for index, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a string: {text!r}")
+        check_text(text, f"texts[{index}]")
     src_lang, tgt_lang = resolve_languages(src_lang, tgt_lang)
     if "forced_bos_token_id" in generate_kwargs:
         raise ValueError("Choose the output language with `tgt_lang`, not `forced_bos_token_id`.")
@@ -231,7 +263,8 @@ def _encode_sources(tokenizer, texts, src_lang, tgt_lang) -> list[list[int]]:
     saved = tokenizer.src_lang, tokenizer.tgt_lang
     try:
         tokenizer.src_lang, tokenizer.tgt_lang = src_lang, tgt_lang
-        return tokenizer(texts, add_special_tokens=True)["input_ids"] if texts else []
+        # split_special_tokens: "<s>" or "__zh__" in a text is text, not a control token
+        return tokenizer(texts, add_special_tokens=True, split_special_tokens=True)["input_ids"] if texts else []
     finally:
         tokenizer.src_lang, tokenizer.tgt_lang = saved
 

@@ -12,22 +12,21 @@ The folder must be a complete Hub repository (what `zhen-train`/`zhen-finetune` 
 the model repository if needed (`create_repo(exist_ok=True)`) and uploads the folder in one commit (`upload_folder`).
 """
 
-import argparse
-
 from ..hub import missing_hub_files, push_to_hub
+from ._cli import command, make_parser
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="zhen-push",
-        description="Upload a complete zhen checkpoint folder (model, tokenizer, code, model card) to a Hub model "
-        "repository, creating it if needed.",
+def parse_args(argv=None):
+    parser = make_parser(
+        "zhen-push",
+        "Upload a complete zhen checkpoint folder (model, tokenizer, code, model card) to a Hub model repository, "
+        "creating it if needed.",
     )
     parser.add_argument("folder", help="The exported checkpoint folder.")
     parser.add_argument("repo_id", help="Hub repository, e.g. your-name/zhen-small.")
     parser.add_argument("--private", action="store_true", help="Create the repository as private.")
     parser.add_argument("--token", help="Hub token with write access (default: the logged-in one or HF_TOKEN).")
-    parser.add_argument("--commit-message", default="Upload zhen model", help="Commit message (%(default)r).")
+    parser.add_argument("--commit-message", default="Upload zhen model", help="Commit message.")
     parser.add_argument("--revision", help="Branch to push to (default: main).")
     args = parser.parse_args(argv)
     problems = missing_hub_files(args.folder)
@@ -40,6 +39,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+@command("zhen-push")
 def main(argv=None) -> None:
     args = parse_args(argv)
     url = push_to_hub(

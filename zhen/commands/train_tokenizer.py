@@ -8,21 +8,24 @@ zhen-train-tokenizer data/tatoeba/train.jsonl.gz data/news/train.jsonl.gz --outp
 ```
 
 The folder loads with `AutoTokenizer.from_pretrained("tokenizer")` (after `import zhen`, or with
-`trust_remote_code=True` where zhen is not installed).
+`trust_remote_code=True` where zhen is not installed). It is written to a temporary folder and renamed into place when
+complete; an existing tokenizer folder is replaced only with `--overwrite`, and a folder that holds anything else (a
+model checkpoint, data) never.
 """
 
-import argparse
 import time
 
 from ..data import load_parallel
+from ..safe_io import TOKENIZER_FILES, atomic_directory, check_output_folder, check_replaceable_folder
 from ..tokenizer_training import DEFAULT_CHARACTER_COVERAGE, DEFAULT_VOCAB_SIZE, format_report, train_tokenizer
+from ._cli import add_language_check_argument, command, make_parser, positive_float, positive_int
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="zhen-train-tokenizer",
-        description="Train the byte-fallback BPE vocabulary shared by English and Chinese on both sides of a "
-        "parallel corpus, print its share per script and its compactness, and save it with save_pretrained.",
+def parse_args(argv=None):
+    parser = make_parser(
+        "zhen-train-tokenizer",
+        "Train the byte-fallback BPE vocabulary shared by English and Chinese on both sides of a parallel corpus, "
+        "print its share per script and its compactness, and save it with save_pretrained.",
     )
     data = parser.add_argument_group("training data (local files or a Hub dataset)")
     data.add_argument(
@@ -37,6 +40,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     data.add_argument("--en-column", default="en", help="Name of the English column.")
     data.add_argument("--zh-column", default="zh", help="Name of the Chinese column.")
     data.add_argument("--skip-malformed", action="store_true", help="Skip malformed lines instead of failing.")
+    add_language_check_argument(data)
     data.add_argument(
         "--eval-files",
         nargs="+",
@@ -47,27 +51,30 @@ def parse_args(argv=None) -> argparse.Namespace:
     training = parser.add_argument_group("training")
     training.add_argument(
         "--vocab-size",
-        type=int,
+        type=positive_int,
         default=DEFAULT_VOCAB_SIZE,
-        help="Vocabulary size, special and byte tokens included (default: %(default)s).",
+        help="Vocabulary size, special and byte tokens included.",
     )
     training.add_argument(
-        "--min-frequency", type=int, default=2, help="How often a pair must occur to be merged (default: %(default)s)."
+        "--min-frequency", type=positive_int, default=2, help="How often a pair must occur to be merged."
     )
     training.add_argument(
         "--character-coverage",
-        type=float,
+        type=positive_float,
         default=DEFAULT_CHARACTER_COVERAGE,
-        help="Share of characters the alphabet covers; rarer ones use byte tokens (default: %(default)s).",
+        help="Share of characters the alphabet covers, in (0, 1]; rarer ones use byte tokens.",
     )
     training.add_argument(
         "--balance",
         choices=["bytes", "chars", "none"],
         default="bytes",
-        help="Repeat the smaller language side to equal UTF-8 bytes or characters (default: %(default)s).",
+        help="Repeat the smaller language side to equal UTF-8 bytes or characters.",
     )
     training.add_argument("--no-progress", dest="show_progress", action="store_false", help="Hide progress bars.")
-    parser.add_argument("--output-dir", required=True, help="Folder to save the tokenizer to.")
+    parser.add_argument("--output-dir", required=True, help="Folder to save the tokenizer to (a new folder).")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace --output-dir if it holds a tokenizer and nothing else."
+    )
     args = parser.parse_args(argv)
     args.files = args.files + args.more_files
     if not args.files and args.dataset is None:
@@ -77,15 +84,36 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+def check_output_dir(args) -> None:
+    """Refuse, before any work, an output folder that overlaps the data or holds what --overwrite may not replace."""
+    check_output_folder(args.output_dir, [*args.files, *args.eval_files], flag="--output-dir")
+    check_replaceable_folder(
+        args.output_dir,
+        args.overwrite,
+        allowed=TOKENIZER_FILES,
+        required="tokenizer.json",
+        what="a tokenizer",
+        flag="--overwrite",
+    )
+
+
+@command("zhen-train-tokenizer")
 def main(argv=None) -> None:
     args = parse_args(argv)
-    columns = {"en_column": args.en_column, "zh_column": args.zh_column, "skip_malformed": args.skip_malformed}
+    check_output_dir(args)
+    columns = {
+        "en_column": args.en_column,
+        "zh_column": args.zh_column,
+        "skip_malformed": args.skip_malformed,
+        "check_languages": args.check_languages,
+    }
     if args.files:
         pairs, report = load_parallel(args.files, return_report=True, **columns)
     else:
         pairs, report = load_parallel(
             dataset=args.dataset, dataset_config=args.dataset_config, split=args.split, return_report=True, **columns
         )
+    eval_pairs = load_parallel(args.eval_files, **columns) if args.eval_files else pairs
     print(report, flush=True)
 
     start = time.perf_counter()
@@ -98,9 +126,9 @@ def main(argv=None) -> None:
         show_progress=args.show_progress,
     )
     seconds = time.perf_counter() - start
-    tokenizer.save_pretrained(args.output_dir)
+    with atomic_directory(args.output_dir) as staging:
+        tokenizer.save_pretrained(staging)
 
-    eval_pairs = load_parallel(args.eval_files, **columns) if args.eval_files else pairs
     print(format_report(tokenizer, eval_pairs, seconds))
     print(f"Compactness measured on {'--eval-files' if args.eval_files else 'the training data'}.")
     print(f"Saved to {args.output_dir}")

@@ -12,16 +12,22 @@ chunks and writes each chunk's translations as soon as they are done (line by li
 a pipe. A line longer than the model reads (its position table, or `--max-source-tokens`) is truncated to its start,
 with a warning naming the line number; the run goes on. Newlines the model generates become spaces, so the output stays
 aligned with the input.
+
+Input must be UTF-8 text: a line that is not (or holds a NUL byte, as binary files do) stops the run with its line
+number, before any work for an input file. An output file is written under a temporary name and renamed when complete,
+so a failed run leaves an existing output as it was; an output that is the input, or a file of the checkpoint, is
+refused.
 """
 
-import argparse
+import os
 import sys
 from contextlib import ExitStack
 from itertools import islice
-from pathlib import Path
 
 from transformers.utils import logging
 
+from ..safe_io import atomic_write, check_output_file
+from ..text_checks import decode_line
 from ..translation import (
     DEFAULT_BATCH_SIZE,
     add_int8_argument,
@@ -30,6 +36,7 @@ from ..translation import (
     load_model_and_tokenizer,
     translate,
 )
+from ._cli import command, device_argument, make_parser, positive_int
 
 
 logger = logging.get_logger("zhen.translate")
@@ -37,36 +44,34 @@ logger = logging.get_logger("zhen.translate")
 LINES_PER_CHUNK = 8  # batches per chunk read from a file or pipe: enough for length-sorting to pay off
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="zhen-translate",
-        description="Translate lines of text between English and Chinese with a zhen checkpoint: one line in, one "
-        "line out, streaming from standard input when no input file is given.",
+def parse_args(argv=None):
+    parser = make_parser(
+        "zhen-translate",
+        "Translate lines of text between English and Chinese with a zhen checkpoint: one line in, one line out, "
+        "streaming from standard input when no input file is given.",
     )
-    parser.add_argument("--model", required=True, help="Checkpoint folder (or Hub id).")
+    parser.add_argument("--model", required=True, help="Checkpoint folder or Hub id (owner/name).")
     parser.add_argument("--tokenizer", help="Tokenizer folder, if not the model's.")
     parser.add_argument("--src", type=language_argument, help="Source language, en or zh (default: not --tgt).")
     parser.add_argument("--tgt", type=language_argument, required=True, help="Target language, en or zh.")
-    parser.add_argument("-i", "--input", help="Input file, one text per line (default: standard input).")
-    parser.add_argument("-o", "--output", help="Output file (default: standard output).")
-    parser.add_argument("--beams", type=int, help="Beam size (default: the checkpoint's generation config).")
-    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE, help="Lines per batch (%(default)s).")
-    parser.add_argument("--max-new-tokens", type=int, help="Most tokens per translation (default: 1.5 × source + 10).")
+    parser.add_argument("-i", "--input", help="Input file, UTF-8, one text per line (default: standard input).")
+    parser.add_argument("-o", "--output", help="Output file, replaced only when complete (default: standard output).")
+    parser.add_argument("--beams", type=positive_int, help="Beam size (default: the checkpoint's generation config).")
+    parser.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, help="Lines per batch.")
     parser.add_argument(
-        "--max-source-tokens", type=int, help="Truncate longer lines (default: the model's position table)."
+        "--max-new-tokens", type=positive_int, help="Most tokens per translation (default: 1.5 × source + 10)."
     )
-    parser.add_argument("--device", default=default_device(), help="cpu, cuda, cuda:1, mps... (default: %(default)s)")
+    parser.add_argument(
+        "--max-source-tokens", type=positive_int, help="Truncate longer lines (default: the model's position table)."
+    )
+    parser.add_argument("--device", type=device_argument, default=default_device(), help="cpu, cuda, cuda:1, mps...")
     add_int8_argument(parser)
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="No progress bar for files.")
     args = parser.parse_args(argv)
     if args.src == args.tgt:
         parser.error(f"--src and --tgt are both {args.src!r}; zhen translates between en and zh.")
-    if args.input is not None and not Path(args.input).is_file():
+    if args.input is not None and not os.path.isfile(args.input):
         parser.error(f"input file not found: {args.input}")
-    for name in ("beams", "batch_size", "max_new_tokens", "max_source_tokens"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    args.error = parser.error
     return args
 
 
@@ -77,20 +82,36 @@ def read_chunks(lines, chunk_size: int):
         yield chunk
 
 
+def decoded_lines(raw_lines, source: str):
+    """The lines of a binary stream as text, stopping at the first that is not UTF-8 text (naming it)."""
+    for number, raw in enumerate(raw_lines, 1):
+        yield decode_line(raw, number, source)
+
+
+def count_valid_lines(path: str) -> int:
+    """Check every line of an input file before any work, and count them (for the progress bar)."""
+    with open(path, "rb") as file:
+        return sum(1 for _ in decoded_lines(file, path))
+
+
+@command("zhen-translate")
 def main(argv=None) -> None:
     args = parse_args(argv)
-    try:
-        model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, device=args.device, int8=args.int8)
-    except (OSError, ValueError) as error:
-        args.error(str(error))
+    if args.output:
+        check_output_file(args.output, [args.input], [args.model, args.tokenizer], flag="-o/--output")
+    total = count_valid_lines(args.input) if args.input else None
+    model, tokenizer = load_model_and_tokenizer(args.model, args.tokenizer, device=args.device, int8=args.int8)
     with ExitStack() as stack:
-        source = stack.enter_context(open(args.input, encoding="utf-8")) if args.input else sys.stdin
-        target = stack.enter_context(open(args.output, "w", encoding="utf-8")) if args.output else sys.stdout
+        if args.input:
+            lines = decoded_lines(stack.enter_context(open(args.input, "rb")), args.input)
+        else:
+            lines = _stdin_lines()
+        target = stack.enter_context(atomic_write(args.output)) if args.output else sys.stdout
         interactive = args.input is None and sys.stdin.isatty()
         chunk_size = 1 if interactive else args.batch_size * LINES_PER_CHUNK
-        bar = _progress_bar(args.input) if args.input and args.progress else None
+        bar = _progress_bar(total) if args.input and args.progress else None
         line_number = 0
-        for chunk in read_chunks(source, chunk_size):
+        for chunk in read_chunks(lines, chunk_size):
             first_line = line_number + 1
 
             def warn(index, num_tokens, limit, first_line=first_line):
@@ -120,11 +141,15 @@ def main(argv=None) -> None:
             bar.close()
 
 
-def _progress_bar(path):
+def _stdin_lines():
+    """Standard input as text lines; read as bytes where possible, so that a line that is not UTF-8 is named."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    return decoded_lines(buffer, "standard input") if buffer is not None else iter(sys.stdin)
+
+
+def _progress_bar(total: int):
     from tqdm.auto import tqdm
 
-    with open(path, encoding="utf-8") as file:
-        total = sum(1 for _ in file)
     return tqdm(total=total, desc="Translating", unit="line")
 
 
