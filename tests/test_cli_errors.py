@@ -13,8 +13,8 @@ import pytest
 
 from zhen import training
 from zhen.commands import evaluate, export_ct2, finetune, plot_attention, push, train, train_tokenizer, translate
+from zhen.commands.train import build_parser, resolve_config
 from zhen.hub import save_for_hub
-from zhen.training_config import build_parser, resolve_config
 from zhen.translation import translate as translate_texts
 
 

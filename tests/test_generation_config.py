@@ -21,7 +21,7 @@ from transformers.utils import logging
 from zhen import ZhenConfig, ZhenForConditionalGeneration, hub
 from zhen.data import load_sample
 from zhen.finetuning import tokenize_direction
-from zhen.training import generation_config_for
+from zhen.hub import generation_config_for
 
 
 generation_logger = logging.get_logger("transformers.generation.utils")

@@ -3,7 +3,6 @@
 import pytest
 
 from zhen import hardware
-from zhen.training import resolve_mixed_precision
 
 
 def test_forced_values_apply_inside_the_block_only():
@@ -44,8 +43,8 @@ def test_mixed_precision_auto_follows_the_machine(machine, on_cpu, expected):
     """`auto` trains in bf16 where the hardware computes in it (on a CPU that only emulates bf16 it trains no faster
     than float32, so float32); an explicit choice is kept, and fp16 on a CPU is refused with the alternatives."""
     with hardware.forced(**machine):
-        assert resolve_mixed_precision("auto", on_cpu=on_cpu) == expected
-        assert resolve_mixed_precision("bf16", on_cpu=on_cpu) == "bf16"
-        assert resolve_mixed_precision("no", on_cpu=on_cpu) == "no"
+        assert hardware.training_precision("auto", on_cpu=on_cpu) == expected
+        assert hardware.training_precision("bf16", on_cpu=on_cpu) == "bf16"
+        assert hardware.training_precision("no", on_cpu=on_cpu) == "no"
     with pytest.raises(ValueError, match="'bf16' or 'no'"):
-        resolve_mixed_precision("fp16", on_cpu=True)
+        hardware.training_precision("fp16", on_cpu=True)

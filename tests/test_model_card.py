@@ -6,8 +6,7 @@ import pytest
 from huggingface_hub import ModelCard
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration
-from zhen.hub import count_parameters, render_model_card
-from zhen.reporting import card_metrics, data_sources, training_sections
+from zhen.hub import card_metrics, count_parameters, data_sources, render_model_card, training_sections
 from zhen.training_config import TrainingConfig
 
 

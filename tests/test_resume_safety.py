@@ -18,6 +18,7 @@ from safetensors.torch import load_file
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, run_guard, training
 from zhen.checkpointing import CheckpointError, checkpoint_problems, load_newest_intact_checkpoint, save_checkpoint
+from zhen.commands.train import resolve_config
 from zhen.run_guard import LOCK_FILE, OutputDirLock, OutputDirLockedError
 from zhen.training import train
 from zhen.training_config import (
@@ -26,7 +27,6 @@ from zhen.training_config import (
     FIXED_ON_RESUME,
     TrainingConfig,
     check_resumed_config,
-    resolve_config,
 )
 
 

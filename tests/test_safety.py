@@ -14,10 +14,10 @@ from zhen.commands import finetune as finetune_command
 from zhen.commands import plot_attention as plot_command
 from zhen.commands import train_tokenizer as tokenizer_command
 from zhen.commands import translate as translate_command
+from zhen.commands.train import resolve_config
 from zhen.data import sample_corpus_path
 from zhen.safe_io import UnsafeOutputError, atomic_directory, atomic_write
 from zhen.training import train
-from zhen.training_config import resolve_config
 
 
 def fingerprint(folder: Path) -> dict[str, str]:

@@ -19,8 +19,9 @@ from safetensors.torch import load_file, save_file
 from zhen import hardware
 from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
+from zhen.commands.train import resolve_config
 from zhen.training import make_scheduler, train
-from zhen.training_config import TrainingConfig, read_config_file, resolve_config
+from zhen.training_config import TrainingConfig, read_config_file
 
 
 TINY = [

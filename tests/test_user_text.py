@@ -10,10 +10,9 @@ import pytest
 from transformers import AutoTokenizer
 
 from zhen.commands import train as train_command
-from zhen.data import CorpusError, check_language_columns, han_share, load_parallel
+from zhen.data import CorpusError, check_language_columns, han_share, load_parallel, tokenize_batch
 from zhen.finetuning import tokenize_direction
 from zhen.tokenization_zhen import SPECIAL_TOKENS, normalize_text
-from zhen.training import _tokenize_batch
 from zhen.translation import _encode_sources
 
 
@@ -77,7 +76,7 @@ def test_training_tokenization_keeps_special_strings_as_text(tiny_tokenizer):
     try:
         batch = {"src_text": USER_TEXTS, "tgt_text": USER_TEXTS[::-1], "src_lang": ["en"] * 7, "tgt_lang": ["zh"] * 7}
         lang_ids = {lang: tiny_tokenizer.get_lang_id(lang) for lang in ("en", "zh")}
-        tokenized = _tokenize_batch(batch, tiny_tokenizer, lang_ids, tiny_tokenizer.eos_token_id)
+        tokenized = tokenize_batch(batch, tiny_tokenizer, lang_ids, tiny_tokenizer.eos_token_id)
     finally:
         tiny_tokenizer.split_special_tokens = True
     for ids in tokenized["input_ids"] + tokenized["labels"]:

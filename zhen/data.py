@@ -8,7 +8,9 @@ The training pipeline goes through four steps, each a function of this module:
    converting the Chinese side to Simplified script first, and returns a [`CleaningReport`].
 3. [`make_directions`] turns pairs into translation examples (`src_text`, `tgt_text`, `src_lang`, `tgt_lang`) for one
    or both directions.
-4. Tokenization, which belongs to the trainer.
+4. [`prepare_data`] does all of it for a training run (a `zhen.training_config.TrainingConfig`): it loads the
+   training and validation sets, cleans them, trains the tokenizer if none is given, and tokenizes the examples,
+   cached on disk under the run's output folder.
 
 [`load_sample`] gives the small corpus shipped with the package, used when the trainer gets no data.
 [`check_language_columns`] tells swapped English and Chinese columns apart by script.
@@ -17,6 +19,7 @@ The training pipeline goes through four steps, each a function of this module:
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import logging
 import os
@@ -25,11 +28,20 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import datasets
+import numpy as np
+from transformers import AutoTokenizer
 
+from .checkpointing import replace_directory, write_json_atomic
 from .text_checks import lone_surrogate
+from .tokenization_zhen import ZhenTokenizerFast
+from .tokenizer_training import train_tokenizer
+
+
+if TYPE_CHECKING:
+    from .training_config import TrainingConfig
 
 
 logger = logging.getLogger(__name__)
@@ -766,3 +778,188 @@ def simplify_chinese_targets(examples: datasets.Dataset, num_proc: int | None = 
     return examples.map(
         _simplify_chinese_targets_batch, batched=True, num_proc=num_proc, desc="Simplifying Chinese targets"
     )
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# A training run's data
+
+TOKENIZER_DIR, CACHE_DIR = "tokenizer", "cache"  # in a run's output folder: the tokenizer it trained, its data cache
+
+
+def load_or_train_tokenizer(config: TrainingConfig, train_pairs, accelerator, output_dir: Path) -> ZhenTokenizerFast:
+    """The given tokenizer, the one an interrupted run trained, or a new one trained on the training pairs.
+
+    Only the main process decides and trains; every process then passes the same barrier and loads the result."""
+    trained_here = output_dir / TOKENIZER_DIR
+    if config.tokenizer is None and accelerator.is_main_process and not trained_here.is_dir():
+        logger.info("Training a %d-token tokenizer on %s pairs", config.vocab_size, f"{len(train_pairs):,}")
+        tokenizer = train_tokenizer(
+            train_pairs, vocab_size=config.vocab_size, min_frequency=config.tokenizer_min_frequency
+        )
+        tmp = trained_here.with_name(f".{TOKENIZER_DIR}.tmp")
+        tokenizer.save_pretrained(tmp)
+        replace_directory(tmp, trained_here)
+    accelerator.wait_for_everyone()
+    config.tokenizer = config.tokenizer or str(trained_here)
+    return AutoTokenizer.from_pretrained(config.tokenizer)
+
+
+@dataclass
+class TrainingData:
+    train: datasets.Dataset  # input_ids, labels, src_len, tgt_len
+    valid: dict[str, datasets.Dataset]  # per validation set: tokenized examples, for the loss
+    valid_pairs: dict[str, datasets.Dataset]  # per validation set: en/zh text, for BLEU
+    summary: dict = field(default_factory=dict)
+
+
+def load_run_pairs(config: TrainingConfig) -> tuple[datasets.Dataset, dict[str, datasets.Dataset], dict]:
+    """Raw training pairs and named validation pair sets, with what was loaded from where."""
+    load = dict(en_column=config.en_column, zh_column=config.zh_column, skip_malformed=config.skip_malformed)
+    load["check_languages"] = config.language_check
+    summary = {}
+    if config.uses_sample_data:
+        train, valid = load_sample("train"), {"sample": load_sample("validation")}
+        summary["train_source"] = "zhen sample corpus (zhen/sample_data)"
+    elif config.dataset:
+        train = load_parallel(
+            dataset=config.dataset, dataset_config=config.dataset_config, split=config.train_split, **load
+        )
+        valid = {}
+        if config.valid_split and not config.valid_files:
+            valid["valid"] = load_parallel(
+                dataset=config.dataset, dataset_config=config.dataset_config, split=config.valid_split, **load
+            )
+        summary["train_source"] = f"{config.dataset} ({config.dataset_config}, {config.train_split})"
+    else:
+        train, report = load_parallel(config.train_files, return_report=True, **load)
+        summary["train_source"] = ", ".join(config.train_files)
+        summary["malformed_lines_skipped"] = report.skipped
+        valid = {}
+    for name, path in named_valid_files(config.valid_files or []).items():
+        valid[name] = load_parallel(path, **load)
+    if not valid:
+        split = train.train_test_split(test_size=min(config.valid_size, len(train) // 10), seed=config.seed)
+        train, valid = split["train"], {"heldout": split["test"]}
+        summary["validation"] = f"{len(valid['heldout'])} pairs held out from the training data"
+    return train, valid, summary
+
+
+def named_valid_files(entries: list[str]) -> dict[str, str]:
+    named = {}
+    for entry in entries:
+        name, _, path = entry.rpartition("=") if "=" in entry else (Path(entry).parent.name or "valid", "", entry)
+        if name in named:
+            name = f"{name}-{len(named)}"
+        named[name] = path
+    return named
+
+
+def drop_empty(pairs: datasets.Dataset) -> datasets.Dataset:
+    """Validation pairs are kept as they are, except pairs with an empty side."""
+    return clean_pairs(pairs, max_ratio=None, drop_duplicates=False)[0]
+
+
+def clean_training_pairs(config: TrainingConfig, train: datasets.Dataset) -> tuple[datasets.Dataset, str]:
+    train, report = clean_pairs(
+        train, max_chars=config.max_chars, max_ratio=config.max_length_ratio, num_proc=config.num_proc
+    )
+    return train, str(report)
+
+
+def to_examples(config: TrainingConfig, pairs: datasets.Dataset, directions: str | None = None) -> datasets.Dataset:
+    examples = make_directions(pairs, directions or config.directions)
+    if config.simplify_chinese:
+        examples = simplify_chinese_targets(examples, num_proc=config.num_proc)
+    return examples
+
+
+def tokenize_batch(batch, tokenizer, lang_ids: dict[str, int], eos: int) -> dict:
+    """`[src code] source </s>` and `[tgt code] target </s>`, as `tokenizer(text, text_target=...)` lays them out."""
+    # split_special_tokens: "<s>" or "__zh__" in a sentence is text, not a control token
+    sources = tokenizer(batch["src_text"], add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    targets = tokenizer(batch["tgt_text"], add_special_tokens=False, split_special_tokens=True)["input_ids"]
+    input_ids = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["src_lang"], sources)]
+    labels = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["tgt_lang"], targets)]
+    return {
+        "input_ids": input_ids,
+        "labels": labels,
+        "src_len": [len(ids) for ids in input_ids],
+        "tgt_len": [len(ids) for ids in labels],
+    }
+
+
+def tokenize_examples(config: TrainingConfig, examples, tokenizer) -> tuple[datasets.Dataset, int]:
+    """Tokenize and drop examples longer than the length limits; returns the dataset and how many were dropped."""
+    lang_ids = {lang: tokenizer.get_lang_id(lang) for lang in ("en", "zh")}
+    tokenized = examples.map(
+        tokenize_batch,
+        batched=True,
+        num_proc=config.num_proc,
+        remove_columns=examples.column_names,
+        fn_kwargs={"tokenizer": tokenizer, "lang_ids": lang_ids, "eos": tokenizer.eos_token_id},
+        desc="Tokenizing",
+    )
+    lengths_ok = (np.asarray(tokenized["src_len"]) <= config.max_source_length) & (
+        np.asarray(tokenized["tgt_len"]) <= config.max_target_length
+    )
+    keep = np.flatnonzero(lengths_ok)
+    return (tokenized.select(keep) if len(keep) < len(tokenized) else tokenized), int((~lengths_ok).sum())
+
+
+def cache_key(config: TrainingConfig, tokenizer) -> str:
+    def file_id(path):
+        stat = Path(path).stat()
+        return [str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns]
+
+    sources = [file_id(p) for p in (config.train_files or [])]
+    sources += [file_id(p) for p in named_valid_files(config.valid_files or []).values()]
+    relevant = {
+        key: getattr(config, key)
+        for key in (
+            "dataset", "dataset_config", "train_split", "valid_split", "en_column", "zh_column", "skip_malformed",
+            "directions", "simplify_chinese", "max_chars", "max_length_ratio", "max_source_length",
+            "max_target_length", "valid_size", "seed",
+        )
+    }  # fmt: skip
+    relevant["sources"] = sources
+    if config.uses_sample_data:
+        relevant["sample"] = [file_id(sample_corpus_path(split)) for split in ("train", "validation")]
+    relevant["tokenizer"] = hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode()).hexdigest()
+    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def prepare_data(config: TrainingConfig, accelerator, output_dir: Path) -> tuple[TrainingData, ZhenTokenizerFast]:
+    """Load, clean, tokenize (training the tokenizer first if none is given), cached under `output_dir/cache`.
+
+    The main process of `accelerator` (an `accelerate.Accelerator`) does the work; the others wait and read its
+    cache."""
+    with accelerator.main_process_first():
+        train_pairs, valid_pairs, summary = load_run_pairs(config)
+        train_pairs, cleaning = clean_training_pairs(config, train_pairs)
+        valid_pairs = {name: drop_empty(pairs) for name, pairs in valid_pairs.items()}
+    tokenizer = load_or_train_tokenizer(config, train_pairs, accelerator, output_dir)
+    cache = output_dir / CACHE_DIR / cache_key(config, tokenizer)
+    with accelerator.main_process_first():
+        if (cache / "summary.json").is_file():
+            summary = json.loads((cache / "summary.json").read_text())
+            train = datasets.load_from_disk(str(cache / "train"))
+            valid = {name: datasets.load_from_disk(str(cache / "valid" / name)) for name in summary["valid_sets"]}
+        else:
+            train, dropped = tokenize_examples(config, to_examples(config, train_pairs), tokenizer)
+            valid = {
+                name: tokenize_examples(config, to_examples(config, pairs), tokenizer)[0]
+                for name, pairs in valid_pairs.items()
+            }
+            summary.update(
+                cleaning=cleaning,
+                train_pairs=len(train_pairs),
+                train_examples=len(train),
+                dropped_too_many_tokens=dropped,
+                valid_sets={name: len(p) for name, p in valid_pairs.items()},
+            )
+            if accelerator.is_main_process:
+                train.save_to_disk(str(cache / "train"))
+                for name, ds in valid.items():
+                    ds.save_to_disk(str(cache / "valid" / name))
+                write_json_atomic(cache / "summary.json", summary)
+    return TrainingData(train, valid, valid_pairs, summary), tokenizer

@@ -25,9 +25,8 @@ from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTraining
 
 from .data import load_parallel, make_directions
 from .evaluation import score
-from .hub import save_for_hub, translation_generation_config
+from .hub import data_sources, save_for_hub, translation_generation_config
 from .pipeline_zhen import max_source_tokens as model_max_source_tokens
-from .reporting import data_sources
 from .translation import load_model_and_tokenizer
 
 
@@ -223,7 +222,7 @@ def _card_metrics(metrics: dict, directions, eval_files, eval_sets) -> dict | No
 
 
 def _training_sections(base_model, train_files, directions, args, steps: int) -> str:
-    """Model-card sections on the fine-tuning data (with licences, see `zhen.reporting.data_sources`) and run."""
+    """Model-card sections on the fine-tuning data (with licences, see `zhen.hub.data_sources`) and run."""
     files = [train_files] if isinstance(train_files, (str, os.PathLike)) else list(train_files)
     names = ", ".join(f"{src}→{tgt}" for src, tgt in directions)
     base = f"`{base_model}`" if base_model else "a zhen checkpoint"

@@ -104,6 +104,20 @@ def _check(values: dict, source: str) -> None:
             raise ValueError(f"{source}: {key}={value!r} is invalid; choose one of {allowed[key]}.")
 
 
+def training_precision(choice: str, on_cpu: bool) -> str:
+    """The mixed precision a run trains in for `choice` (`auto`, `no`, `bf16`, `fp16`). `auto` is bf16 where the
+    hardware computes in it (GPUs with bf16, else fp16; CPUs with AMX or AVX512-BF16) and float32 on CPUs that only
+    emulate bf16, where it trains no faster (README, Performance)."""
+    if choice == "fp16" and on_cpu:
+        raise ValueError("mixed_precision='fp16' needs a GPU; on the CPU use 'bf16' or 'no'.")
+    if choice != "auto":
+        return choice
+    machine = current()
+    if not on_cpu:
+        return "bf16" if machine.cuda_bf16 else "fp16"
+    return "bf16" if machine.cpu_bf16 == "native" else "no"
+
+
 def emulates_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether bfloat16 products on `device` run on PyTorch's emulation (a CPU without bf16 instructions)."""
     return torch.device(device).type == "cpu" and current().cpu_bf16 == "emulated"
@@ -115,4 +129,4 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
     return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
 
 
-__all__ = ["Hardware", "autocast_dtype", "current", "detected", "emulates_bf16", "forced"]
+__all__ = ["Hardware", "autocast_dtype", "current", "detected", "emulates_bf16", "forced", "training_precision"]

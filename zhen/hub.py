@@ -25,6 +25,7 @@ from transformers import AutoModelForSeq2SeqLM, GenerationConfig
 from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import configuration_zhen, modeling_zhen, pipeline_zhen, tokenization_zhen
+from .checkpointing import replace_directory, write_json_atomic
 from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, ZhenTranslationPipeline
 
 
@@ -474,6 +475,193 @@ def _eval_results(key: str, scores: dict) -> list[EvalResult]:
     ]
 
 
+# --------------------------------------------------------------------------------------------------------------------
+# Exports of training runs
+
+
+def generation_config_for(model_config, num_beams: int) -> GenerationConfig:
+    """The decoding defaults a run exports ([`translation_generation_config`]), with its beam size and early
+    stopping; the target language code is forced per call, since one model serves both directions."""
+    generation_config = translation_generation_config(model_config.to_dict())
+    generation_config.num_beams, generation_config.early_stopping = num_beams, True
+    return generation_config
+
+
+def export_checkpoint(folder, model, tokenizer, *, run_config, metrics: dict, data_summary: dict, state_dict=None,
+                      repo_id: str | None = None) -> Path:  # fmt: skip
+    """
+    Write a trained model as a complete Hub repository: weights (`state_dict`, e.g. gathered by Accelerate), tokenizer,
+    the run's configuration, its evaluation (`eval_results.json`) and a model card that describes the training data
+    and run. Written under a temporary name and renamed when complete, so `folder` is never half written.
+
+    Args:
+        folder: where the checkpoint goes (replaced if it exists).
+        model, tokenizer: the trained model (unwrapped) and its tokenizer.
+        run_config (`zhen.training_config.TrainingConfig`): the run's configuration.
+        metrics (`dict`): an evaluation of the trainer (`{"tatoeba/en-zh/bleu": ..., "step": ...}`).
+        data_summary (`dict`): what the run's data preparation reported (`zhen.data.prepare_data`).
+        state_dict (*optional*): the weights to save, by default the model's own.
+        repo_id (`str`, *optional*): the Hub id the model card's examples load.
+    """
+    folder = Path(folder)
+    tmp = folder.with_name(f".{folder.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp, state_dict=state_dict)
+    tokenizer.model_max_length = pipeline_zhen.max_source_tokens(model.config) or run_config.max_source_length
+    tokenizer.save_pretrained(tmp)
+    run_config.save(tmp / "training_config.json")
+    write_json_atomic(tmp / "eval_results.json", metrics)
+    card = render_model_card(
+        model.config.to_dict(),
+        card_metrics(metrics),
+        repo_id=repo_id,
+        extra_sections=training_sections(run_config, data_summary),
+    )
+    make_hub_ready(tmp, model_card=card)
+    replace_directory(tmp, folder)
+    return folder
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# Model-card sections of training runs
+
+
+# Corpora whose licence zhen knows, recognised by how a training file's path ends (the layout of the project's
+# shared data) or by a word in it: (path endings, words, what the model card says about them).
+KNOWN_CORPORA = (
+    (
+        ("tatoeba/train.jsonl.gz", "tatoeba/train.jsonl"),
+        ("tatoeba",),
+        "Tatoeba sentence pairs (the manythings.org `cmn-eng` export of https://tatoeba.org): short everyday "
+        "sentences. Licence: CC-BY 2.0 FR. Attribution: www.manythings.org/anki and tatoeba.org.",
+    ),
+    (
+        ("news/train.jsonl.gz", "news/train.jsonl"),
+        (),
+        "A mostly-news mix of WMT development and test sets (newsdev2017, newstest2020 and 2021, generaltest2022 "
+        "and 2023, the WMT24 test set) and the UN Parallel Corpus v1.0 development set. Licences: the WMT test sets "
+        "are released by the WMT shared-task organizers for research use (source texts remain the copyright of their "
+        "publishers; references were commissioned by WMT, http://www.statmt.org/); the UN Parallel Corpus v1.0 "
+        "(Ziemski, Junczys-Dowmunt and Pouliquen, LREC 2016) is free to use and is provided by the United Nations "
+        "without warranty of any kind.",
+    ),
+    (
+        (),
+        ("zhen sample corpus", "zhen/sample_data"),
+        "The zhen sample corpus: 615 short everyday sentence pairs written by the zhen project for demos and tests. "
+        "Licence: CC0 1.0 (public domain).",
+    ),
+)
+
+
+def card_metrics(result: dict) -> dict[str, dict]:
+    """An evaluation of the trainer (`{"tatoeba/en-zh/bleu": ..., "tatoeba/en-zh/chrf": ...}`) in the per-result form
+    of `zhen.hub.render_model_card`."""
+    metrics = {}
+    for key, bleu in result.items():
+        if key.endswith("/bleu"):
+            valid_set, direction, _ = key.split("/")
+            metrics[f"{valid_set}/{direction}"] = {
+                "direction": direction,
+                "test_set": f"{valid_set} (validation, step {result.get('step', '?')})",
+                "dataset": valid_set,
+                "split": "validation",
+                "sentences": result.get(f"{valid_set}/{direction}/sentences", ""),
+                "bleu": bleu,
+                "chrf": result.get(f"{valid_set}/{direction}/chrf", float("nan")),
+                "bleu_signature": result.get(f"{valid_set}/{direction}/signature"),
+            }
+    return metrics
+
+
+def data_sources(sources: list[str]) -> list[str]:
+    """Model-card lines on where training data came from and under which licence, one per corpus: zhen's known
+    corpora (see `KNOWN_CORPORA`) with their licence and attribution, anything else with a request to state it."""
+    lines, known = [], set()
+    for source in sources:
+        normalized = source.replace("\\", "/").lower()
+        match = next(
+            (
+                description
+                for endings, words, description in KNOWN_CORPORA
+                if normalized.endswith(endings) or any(word in normalized for word in words)
+            ),
+            None,
+        )
+        if match is None:
+            lines.append(
+                f"`{source}`: its licence is not recorded here; check it (for a Hub dataset, its dataset card) and "
+                "state it before publishing this model."
+            )
+        elif match not in known:
+            known.add(match)
+            lines.append(match)
+    return lines
+
+
+def training_sections(config, data_summary: dict) -> str:
+    """Model-card sections on the data (with licences and attribution) and the training run, from the run's
+    configuration and data summary."""
+    sources = _training_sources(config, data_summary)
+    cleaning = data_summary.get("cleaning", "").strip()
+    lines = [
+        "## Training data",
+        "",
+        *(f"- {line}" for line in data_sources(sources)),
+        "",
+        f"Pairs after cleaning: {data_summary.get('train_pairs', '?')}; training examples "
+        f"({_directions_text(config.directions)}): {data_summary.get('train_examples', '?')}. Chinese targets "
+        f"converted to Simplified Chinese (OpenCC t2s): {'yes' if config.simplify_chinese else 'no'}.",
+    ]
+    if cleaning:
+        lines += ["", "Cleaning:", "", "```", cleaning, "```"]
+    lines += [
+        "",
+        "## Training",
+        "",
+        f"{_origin_text(config)} with `zhen-train`: {_model_text(config)}; batches of up to {config.max_tokens} "
+        f"tokens x {config.gradient_accumulation_steps} accumulation step(s); AdamW, peak learning rate "
+        f"{config.learning_rate}, {config.lr_scheduler} schedule with {config.warmup_steps} warmup steps; label "
+        f"smoothing {config.label_smoothing}. Validation BLEU is measured on {config.eval_bleu_samples} sentences per "
+        f"set and direction with {_beams_text(config.eval_num_beams)}. The full configuration is in "
+        "`training_config.json`, the curves in `training_curve.png`.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _training_sources(config, data_summary: dict) -> list[str]:
+    if getattr(config, "dataset", None):
+        return [config.dataset]
+    if getattr(config, "train_files", None):
+        return list(config.train_files)
+    return [data_summary.get("train_source") or "zhen sample corpus"]
+
+
+def _origin_text(config) -> str:
+    init_from = getattr(config, "init_from", None)
+    return f"Trained from the checkpoint `{init_from}`" if init_from else "Trained from scratch"
+
+
+def _directions_text(directions: str) -> str:
+    return "each pair used in both directions" if directions == "both" else directions.replace("-", "→")
+
+
+def _beams_text(num_beams: int) -> str:
+    return "greedy search" if num_beams == 1 else f"beam search ({num_beams} beams)"
+
+
+def _model_text(config) -> str:
+    """The model as "the `small` preset" plus its overrides in words, never as a Python dict."""
+    overrides = ", ".join(f"{key} {_value_text(value)}" for key, value in sorted(config.model_overrides.items()))
+    return f"the `{config.preset}` preset" + (f" with {overrides}" if overrides else "")
+
+
+def _value_text(value) -> str:
+    if isinstance(value, dict):
+        return "(" + ", ".join(f"{key} {_value_text(item)}" for key, item in value.items()) + ")"
+    return str(value)
+
+
 def _read_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
@@ -483,13 +671,18 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 __all__ = [
+    "card_metrics",
     "count_parameters",
     "custom_pipelines_entry",
+    "data_sources",
+    "export_checkpoint",
+    "generation_config_for",
     "make_hub_ready",
     "missing_hub_files",
     "push_to_hub",
     "register_pipeline",
     "render_model_card",
     "save_for_hub",
+    "training_sections",
     "translation_generation_config",
 ]

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Train a zhen model with 🤗 Accelerate: from parallel text to an evaluated, exported checkpoint.
 
 The same code runs as one CPU process (`python scripts/train.py`), on one GPU, on several GPUs with DDP
@@ -7,8 +8,6 @@ files. Checkpoints are written atomically and hold everything a run needs to con
 """
 
 import contextlib
-import hashlib
-import json
 import math
 import shutil
 import time
@@ -22,14 +21,12 @@ from accelerate import Accelerator
 from accelerate.logging import get_logger
 from accelerate.utils import DistributedType, gather_object, set_seed
 from tqdm.auto import tqdm
-from transformers import AutoTokenizer, GenerationConfig
 from transformers.optimization import (
     get_constant_schedule_with_warmup,
     get_cosine_with_min_lr_schedule_with_warmup,
     get_inverse_sqrt_schedule,
 )
 
-from . import data as zdata
 from . import hardware
 from .batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
 from .checkpointing import (
@@ -41,43 +38,32 @@ from .checkpointing import (
     write_json_atomic,
 )
 from .configuration_zhen import ZhenConfig
+from .data import TrainingData, prepare_data, simplify_chinese
+from .evaluation import score
 from .fast_training import FastTraining
+from .hub import export_checkpoint, generation_config_for, push_to_hub
 from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
-from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, max_new_tokens_limit, max_source_tokens
 from .run_guard import OutputDirLock, check_earlier_run, ensure_writable_dir, is_main_process
-from .tokenization_zhen import ZhenTokenizerFast
-from .tokenizer_training import train_tokenizer
 from .training_config import TrainingConfig, check_resumed_config, read_recorded_config
+from .translation import translate
+from .visualization import plot_training_curves
 
 
 logger = get_logger(__name__)
 
-CHECKPOINT_DIR, TOKENIZER_DIR, BEST_DIR, EXPORT_DIR, CACHE_DIR = "checkpoints", "tokenizer", "best", "model", "cache"
+CHECKPOINT_DIR, BEST_DIR, EXPORT_DIR = "checkpoints", "best", "model"
 
 
 # ---------------------------------------------------------------------------------------------------------------------
-# Setup: hardware, output folder, tokenizer, model
+# Setup: processes and precision, output folder, model
 # ---------------------------------------------------------------------------------------------------------------------
-
-
-def resolve_mixed_precision(choice: str, on_cpu: bool) -> str:
-    """`auto` is bf16 where the hardware computes in it (GPUs with bf16, else fp16; CPUs with AMX or AVX512-BF16),
-    float32 on CPUs that only emulate bf16, where it trains no faster (see README, Performance)."""
-    if choice == "fp16" and on_cpu:
-        raise ValueError("mixed_precision='fp16' needs a GPU; on the CPU use 'bf16' or 'no'.")
-    if choice != "auto":
-        return choice
-    machine = hardware.current()
-    if not on_cpu:
-        return "bf16" if machine.cuda_bf16 else "fp16"
-    return "bf16" if machine.cpu_bf16 == "native" else "no"
 
 
 def make_accelerator(config: TrainingConfig) -> Accelerator:
     on_cpu = config.cpu or not (torch.cuda.is_available() or torch.backends.mps.is_available())
     return Accelerator(
         cpu=on_cpu,  # also what makes Accelerate set up gloo DDP for several CPU processes (torchrun, launch --cpu)
-        mixed_precision=resolve_mixed_precision(config.mixed_precision, on_cpu),
+        mixed_precision=hardware.training_precision(config.mixed_precision, on_cpu),
         log_with=config.report_to or None,
         project_dir=config.output_dir,
     )
@@ -94,24 +80,6 @@ def check_output_dir(config: TrainingConfig) -> Path:
         check_resumed_config(config, recorded)
     config.check_files()
     return output_dir
-
-
-def load_or_train_tokenizer(config: TrainingConfig, train_pairs, accelerator, output_dir: Path) -> ZhenTokenizerFast:
-    """The given tokenizer, the one an interrupted run trained, or a new one trained on the training pairs.
-
-    Only the main process decides and trains; every process then passes the same barrier and loads the result."""
-    trained_here = output_dir / TOKENIZER_DIR
-    if config.tokenizer is None and accelerator.is_main_process and not trained_here.is_dir():
-        logger.info(f"Training a {config.vocab_size}-token tokenizer on {len(train_pairs):,} pairs")
-        tokenizer = train_tokenizer(
-            train_pairs, vocab_size=config.vocab_size, min_frequency=config.tokenizer_min_frequency
-        )
-        tmp = trained_here.with_name(f".{TOKENIZER_DIR}.tmp")
-        tokenizer.save_pretrained(tmp)
-        replace_directory(tmp, trained_here)
-    accelerator.wait_for_everyone()
-    config.tokenizer = config.tokenizer or str(trained_here)
-    return AutoTokenizer.from_pretrained(config.tokenizer)
 
 
 def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGeneration:
@@ -145,191 +113,6 @@ def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGenerati
     if config.gradient_checkpointing:
         model.activation_checkpointing_enable()
     return model
-
-
-def generation_config_for(model_config: ZhenConfig, num_beams: int) -> GenerationConfig:
-    """Decoding defaults for the exported model. The output budget is relative to the source
-    (`max_length_ratio` x source tokens + `max_length_offset`), which `zhen.translate` and the pipeline apply when the
-    user gives no length. No `max_new_tokens` is pinned: it would override the `max_length` a user passes (the
-    pipeline's, `Seq2SeqTrainer`'s `generation_max_length`). `max_length` only bounds a bare `generate()`, as
-    Marian's 512 does: 1 (the decoder start token) plus what the position table lets the decoder generate. The target
-    language code is forced per call, since one model serves both directions."""
-    return GenerationConfig(
-        decoder_start_token_id=model_config.decoder_start_token_id,
-        bos_token_id=model_config.bos_token_id,
-        eos_token_id=model_config.eos_token_id,
-        pad_token_id=model_config.pad_token_id,
-        num_beams=num_beams,
-        early_stopping=True,
-        max_length=1 + (max_new_tokens_limit(model_config) or model_config.max_position_embeddings - 1),
-        max_length_ratio=DEFAULT_MAX_LENGTH_RATIO,
-        max_length_offset=DEFAULT_MAX_LENGTH_OFFSET,
-    )
-
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Data: load, clean, split directions, tokenize; cached on disk
-# ---------------------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class TrainingData:
-    train: datasets.Dataset  # input_ids, labels, src_len, tgt_len
-    valid: dict[str, datasets.Dataset]  # per validation set: tokenized examples, for the loss
-    valid_pairs: dict[str, datasets.Dataset]  # per validation set: en/zh text, for BLEU
-    summary: dict = field(default_factory=dict)
-
-
-def load_pairs(config: TrainingConfig) -> tuple[datasets.Dataset, dict[str, datasets.Dataset], dict]:
-    """Raw training pairs and named validation pair sets, with what was loaded from where."""
-    load = dict(en_column=config.en_column, zh_column=config.zh_column, skip_malformed=config.skip_malformed)
-    load["check_languages"] = config.language_check
-    summary = {}
-    if config.uses_sample_data:
-        train, valid = zdata.load_sample("train"), {"sample": zdata.load_sample("validation")}
-        summary["train_source"] = "zhen sample corpus (zhen/sample_data)"
-    elif config.dataset:
-        train = zdata.load_parallel(
-            dataset=config.dataset, dataset_config=config.dataset_config, split=config.train_split, **load
-        )
-        valid = {}
-        if config.valid_split and not config.valid_files:
-            valid["valid"] = zdata.load_parallel(
-                dataset=config.dataset, dataset_config=config.dataset_config, split=config.valid_split, **load
-            )
-        summary["train_source"] = f"{config.dataset} ({config.dataset_config}, {config.train_split})"
-    else:
-        train, report = zdata.load_parallel(config.train_files, return_report=True, **load)
-        summary["train_source"] = ", ".join(config.train_files)
-        summary["malformed_lines_skipped"] = report.skipped
-        valid = {}
-    for name, path in _named_valid_files(config.valid_files or []).items():
-        valid[name] = zdata.load_parallel(path, **load)
-    if not valid:
-        split = train.train_test_split(test_size=min(config.valid_size, len(train) // 10), seed=config.seed)
-        train, valid = split["train"], {"heldout": split["test"]}
-        summary["validation"] = f"{len(valid['heldout'])} pairs held out from the training data"
-    return train, valid, summary
-
-
-def _named_valid_files(entries: list[str]) -> dict[str, str]:
-    named = {}
-    for entry in entries:
-        name, _, path = entry.rpartition("=") if "=" in entry else (Path(entry).parent.name or "valid", "", entry)
-        if name in named:
-            name = f"{name}-{len(named)}"
-        named[name] = path
-    return named
-
-
-def drop_empty(pairs: datasets.Dataset) -> datasets.Dataset:
-    """Validation pairs are kept as they are, except pairs with an empty side."""
-    return zdata.clean_pairs(pairs, max_ratio=None, drop_duplicates=False)[0]
-
-
-def clean_training_pairs(config: TrainingConfig, train: datasets.Dataset) -> tuple[datasets.Dataset, str]:
-    train, report = zdata.clean_pairs(
-        train, max_chars=config.max_chars, max_ratio=config.max_length_ratio, num_proc=config.num_proc
-    )
-    return train, str(report)
-
-
-def to_examples(config: TrainingConfig, pairs: datasets.Dataset, directions: str | None = None) -> datasets.Dataset:
-    examples = zdata.make_directions(pairs, directions or config.directions)
-    if config.simplify_chinese:
-        examples = zdata.simplify_chinese_targets(examples, num_proc=config.num_proc)
-    return examples
-
-
-def _tokenize_batch(batch, tokenizer, lang_ids: dict[str, int], eos: int) -> dict:
-    """`[src code] source </s>` and `[tgt code] target </s>`, as `tokenizer(text, text_target=...)` lays them out."""
-    # split_special_tokens: "<s>" or "__zh__" in a sentence is text, not a control token
-    sources = tokenizer(batch["src_text"], add_special_tokens=False, split_special_tokens=True)["input_ids"]
-    targets = tokenizer(batch["tgt_text"], add_special_tokens=False, split_special_tokens=True)["input_ids"]
-    input_ids = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["src_lang"], sources)]
-    labels = [[lang_ids[lang], *ids, eos] for lang, ids in zip(batch["tgt_lang"], targets)]
-    return {
-        "input_ids": input_ids,
-        "labels": labels,
-        "src_len": [len(ids) for ids in input_ids],
-        "tgt_len": [len(ids) for ids in labels],
-    }
-
-
-def tokenize_examples(config: TrainingConfig, examples, tokenizer) -> tuple[datasets.Dataset, int]:
-    """Tokenize and drop examples longer than the length limits; returns the dataset and how many were dropped."""
-    lang_ids = {lang: tokenizer.get_lang_id(lang) for lang in ("en", "zh")}
-    tokenized = examples.map(
-        _tokenize_batch,
-        batched=True,
-        num_proc=config.num_proc,
-        remove_columns=examples.column_names,
-        fn_kwargs={"tokenizer": tokenizer, "lang_ids": lang_ids, "eos": tokenizer.eos_token_id},
-        desc="Tokenizing",
-    )
-    lengths_ok = (np.asarray(tokenized["src_len"]) <= config.max_source_length) & (
-        np.asarray(tokenized["tgt_len"]) <= config.max_target_length
-    )
-    keep = np.flatnonzero(lengths_ok)
-    return (tokenized.select(keep) if len(keep) < len(tokenized) else tokenized), int((~lengths_ok).sum())
-
-
-def _cache_key(config: TrainingConfig, tokenizer) -> str:
-    def file_id(path):
-        stat = Path(path).stat()
-        return [str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns]
-
-    sources = [file_id(p) for p in (config.train_files or [])]
-    sources += [file_id(p) for p in _named_valid_files(config.valid_files or []).values()]
-    relevant = {
-        key: getattr(config, key)
-        for key in (
-            "dataset", "dataset_config", "train_split", "valid_split", "en_column", "zh_column", "skip_malformed",
-            "directions", "simplify_chinese", "max_chars", "max_length_ratio", "max_source_length",
-            "max_target_length", "valid_size", "seed",
-        )
-    }  # fmt: skip
-    relevant["sources"] = sources
-    if config.uses_sample_data:
-        relevant["sample"] = [file_id(zdata.sample_corpus_path(split)) for split in ("train", "validation")]
-    relevant["tokenizer"] = hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode()).hexdigest()
-    return hashlib.sha256(json.dumps(relevant, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def prepare_data(config: TrainingConfig, accelerator: Accelerator, output_dir: Path) -> tuple[TrainingData, object]:
-    """Load, clean, tokenize (training the tokenizer first if none is given), cached under `output_dir/cache`.
-
-    The main process does the work; the others wait and read its cache."""
-    with accelerator.main_process_first():
-        train_pairs, valid_pairs, summary = load_pairs(config)
-        train_pairs, cleaning = clean_training_pairs(config, train_pairs)
-        valid_pairs = {name: drop_empty(pairs) for name, pairs in valid_pairs.items()}
-    tokenizer = load_or_train_tokenizer(config, train_pairs, accelerator, output_dir)
-    cache = output_dir / CACHE_DIR / _cache_key(config, tokenizer)
-    with accelerator.main_process_first():
-        if (cache / "summary.json").is_file():
-            summary = json.loads((cache / "summary.json").read_text())
-            train = datasets.load_from_disk(str(cache / "train"))
-            valid = {name: datasets.load_from_disk(str(cache / "valid" / name)) for name in summary["valid_sets"]}
-        else:
-            train, dropped = tokenize_examples(config, to_examples(config, train_pairs), tokenizer)
-            valid = {
-                name: tokenize_examples(config, to_examples(config, pairs), tokenizer)[0]
-                for name, pairs in valid_pairs.items()
-            }
-            summary.update(
-                cleaning=cleaning,
-                train_pairs=len(train_pairs),
-                train_examples=len(train),
-                dropped_too_many_tokens=dropped,
-                valid_sets={name: len(p) for name, p in valid_pairs.items()},
-            )
-            if accelerator.is_main_process:
-                train.save_to_disk(str(cache / "train"))
-                for name, ds in valid.items():
-                    ds.save_to_disk(str(cache / "valid" / name))
-                write_json_atomic(cache / "summary.json", summary)
-    return TrainingData(train, valid, valid_pairs, summary), tokenizer
 
 
 # ---------------------------------------------------------------------------------------------------------------------
@@ -500,13 +283,10 @@ class ZhenTrainer:
     def translate_and_score(self, pairs: datasets.Dataset, src: str, tgt: str) -> dict:
         """Translate a share of `pairs` on each process, gather on all, score (sacreBLEU) with the `zh` tokenizer
         for Chinese targets."""
-        from .evaluation import score
-        from .translation import translate
-
         accelerator = self.accelerator
         sources, references = list(pairs[src]), list(pairs[tgt])
         if tgt == "zh" and self.config.simplify_chinese:
-            references = [zdata.simplify_chinese(text) for text in references]
+            references = [simplify_chinese(text) for text in references]
         share = sources[accelerator.process_index :: accelerator.num_processes]
         share += sources[: -(-len(sources) // accelerator.num_processes) - len(share)]  # equal work for FSDP lockstep
         model = accelerator.unwrap_model(self.model)
@@ -649,28 +429,18 @@ class ZhenTrainer:
     # --- export
 
     def export(self, folder: Path, state_dict, metrics: dict) -> None:
-        """A complete `save_pretrained` folder (and Hub repository), written under a temporary name and then renamed."""
-        if not self.accelerator.is_main_process:
-            return
-        model = self.accelerator.unwrap_model(self.model)
-        tmp = folder.with_name(f".{folder.name}.tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        model.save_pretrained(tmp, state_dict=state_dict)
-        self.tokenizer.model_max_length = max_source_tokens(model.config) or self.config.max_source_length
-        self.tokenizer.save_pretrained(tmp)
-        self.config.save(tmp / "training_config.json")
-        write_json_atomic(tmp / "eval_results.json", metrics)
-        from .hub import make_hub_ready, render_model_card
-        from .reporting import card_metrics, training_sections
-
-        card = render_model_card(
-            model.config.to_dict(),
-            card_metrics(metrics),
-            repo_id=self.config.push_to_hub or self.output_dir.resolve().name,
-            extra_sections=training_sections(self.config, self.data.summary),
-        )
-        make_hub_ready(tmp, model_card=card)
-        replace_directory(tmp, folder)
+        """A complete Hub repository of the model as it is (see `zhen.hub.export_checkpoint`), by the main process."""
+        if self.accelerator.is_main_process:
+            export_checkpoint(
+                folder,
+                self.accelerator.unwrap_model(self.model),
+                self.tokenizer,
+                run_config=self.config,
+                metrics=metrics,
+                data_summary=self.data.summary,
+                state_dict=state_dict,
+                repo_id=self.config.push_to_hub,
+            )
 
     def finish(self, final_eval: dict) -> Path:
         """Export the best model (or the average of the last checkpoints, when that scores better) to `model/`."""
@@ -685,8 +455,6 @@ class ZhenTrainer:
             if averaged_eval and self.selection_metric(averaged_eval) > self.selection_metric(best_eval):
                 chosen, chosen_eval = output_dir / "averaged", averaged_eval
         if accelerator.is_main_process:
-            from .reporting import plot_training_curves
-
             plot_training_curves(self.state.history, output_dir / "training_curve.png")
             export = output_dir / EXPORT_DIR
             tmp = export.with_name(f".{EXPORT_DIR}.tmp")
@@ -750,8 +518,6 @@ def _train(config: TrainingConfig) -> Path:
     final_eval = trainer.fit()
     export = trainer.finish(final_eval)
     if config.push_to_hub and accelerator.is_main_process:
-        from .hub import push_to_hub
-
         push_to_hub(export, config.push_to_hub, private=config.hub_private)
     accelerator.end_training()
     return export

@@ -1,6 +1,8 @@
-"""The configuration of a `zhen-train` run: one dataclass, filled from defaults, a YAML/JSON file and CLI flags.
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
+"""The configuration of a `zhen-train` run: one dataclass, filled from defaults, a YAML/JSON file and given values
+([`make_config`]; `zhen-train` gives its flags).
 
-Precedence is defaults < `--config FILE` < flags. With no training data named anywhere, the packaged sample recipe
+Precedence is defaults < config file < given values. With no training data named anywhere, the packaged sample recipe
 (`zhen/sample_data/sample_recipe.yaml`) takes the place of the defaults, so a bare `zhen-train` trains a small model on
 the bundled sample corpus. Every run writes the fully resolved configuration to `<output_dir>/training_config.json`.
 
@@ -14,7 +16,6 @@ numbers written as strings such as `7e-4` are read as numbers), its range, and n
 `model_overrides` keys.
 """
 
-import argparse
 import dataclasses
 import json
 import logging
@@ -35,7 +36,7 @@ logger = logging.getLogger(__name__)
 
 SAMPLE_RECIPE = Path(__file__).parent / "sample_data" / "sample_recipe.yaml"
 RECORD_FILE = "training_config.json"
-TRAINED_TOKENIZER_DIR = "tokenizer"  # where a run keeps the tokenizer it trained (zhen.training.TOKENIZER_DIR)
+TRAINED_TOKENIZER_DIR = "tokenizer"  # where a run keeps the tokenizer it trained (zhen.data.TOKENIZER_DIR)
 SCHEDULERS = ("inverse_sqrt", "cosine", "constant")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2", "flash_attention_3", "flex_attention")
@@ -145,7 +146,7 @@ class TrainingConfig:
         """Fail before any work on values that cannot run, naming the field and the fix. Values of a compatible type
         are converted (`"7e-4"` and `7` to `7e-4` and `7.0` for a float, `"a.jsonl"` to `["a.jsonl"]` for a list)."""
         for f in dataclasses.fields(self):
-            setattr(self, f.name, coerce(f.name, getattr(self, f.name), _annotation(f)))
+            setattr(self, f.name, coerce(f.name, getattr(self, f.name), field_type(f)))
         self._check_ranges()
         if self.preset not in _presets():
             raise ValueError(f"preset={self.preset!r} is not a zhen preset; choose one of {sorted(_presets())}.")
@@ -295,7 +296,7 @@ CHANGEABLE_ON_RESUME = frozenset(
 # Types
 
 
-def _annotation(f: dataclasses.Field):
+def field_type(f: dataclasses.Field):
     return f.type if not isinstance(f.type, str) else eval(f.type, vars(typing) | {"Any": Any})  # noqa: S307
 
 
@@ -418,65 +419,28 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     return values
 
 
-def _parse_override(text: str) -> tuple[str, Any]:
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
-    key, value = text.split("=", 1)
-    return key, yaml.safe_load(value)  # 256 -> int, true -> bool, rope -> str
-
-
-def _argument_for(f: dataclasses.Field) -> dict[str, Any]:
-    annotation = _annotation(f)
-    options = [a for a in typing.get_args(annotation) if a is not type(None)]
-    base = options[0] if isinstance(annotation, types.UnionType) else annotation
-    if base is bool:
-        return {"action": argparse.BooleanOptionalAction}
-    if typing.get_origin(base) is list:
-        return {"nargs": "*", "type": str}
-    if typing.get_origin(base) is dict:
-        return {"nargs": "*", "type": _parse_override, "metavar": "KEY=VALUE"}
-    return {"type": base}
-
-
-def _default_text(f: dataclasses.Field) -> str:
-    default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-    return "none" if default in (None, [], {}) else str(default)
-
-
-def build_parser(description: str | None = None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="zhen-train",
-        description=(description or "")
-        + " The defaults shown are those of a run that names its data; a run that names none starts from the sample "
-        "recipe (zhen/sample_data/sample_recipe.yaml), and a --resume'd run from the settings it recorded.",
-        argument_default=argparse.SUPPRESS,
-    )
-    parser.add_argument("--config", help="YAML or JSON file of configuration fields; flags override it.")
-    for f in dataclasses.fields(TrainingConfig):
-        text = f"{f.metadata['help']} (default: {_default_text(f)})".replace("%", "%%")
-        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, help=text, **_argument_for(f))
-    parser.add_argument(
-        "--debug", action="store_true", help="Print the full traceback of an error (also with ZHEN_DEBUG=1)."
-    )
-    return parser
-
-
-def resolve_config(argv: list[str] | None = None, **overrides) -> TrainingConfig:
-    """Defaults (or the sample recipe when no data is named) < `--config` file < flags < `overrides`.
+def make_config(values: dict[str, Any] | None = None, config_file: str | Path | None = None) -> TrainingConfig:
+    """A run's configuration: the defaults (or the sample recipe when no data is named, or the recorded configuration
+    of a resumed run) < a YAML/JSON `config_file` < `values`, field by field; `model_overrides` merge key by key along
+    the same order. Every value is checked before any work.
 
     With `resume`, the configuration recorded in `<output_dir>/training_config.json` replaces the defaults and the
     sample recipe, so a resumed run is the recorded one plus what is given ([`check_resumed_config`] decides which
-    changes are allowed). `model_overrides` merge key by key along the same order."""
-    args = vars(build_parser().parse_args(argv))
-    args.pop("debug", None)
-    file_values = read_config_file(args.pop("config")) if "config" in args else {}
-    if "model_overrides" in args:
-        args["model_overrides"] = dict(args["model_overrides"])
-    given = [file_values, args, overrides]
+    changes are allowed).
+
+    Example:
+
+    ```python
+    >>> from zhen.training import train
+    >>> from zhen.training_config import make_config
+    >>> train(make_config({"train_files": ["train.jsonl"], "preset": "small", "max_steps": 20000}))
+    ```
+    """
+    given = [read_config_file(config_file) if config_file is not None else {}, dict(values or {})]
     layers = [_base_values(given), *given]
-    values = {key: value for layer in layers for key, value in layer.items()}
-    values["model_overrides"] = {k: v for layer in layers for k, v in (layer.get("model_overrides") or {}).items()}
-    return TrainingConfig(**values)
+    merged = {key: value for layer in layers for key, value in layer.items()}
+    merged["model_overrides"] = {k: v for layer in layers for k, v in (layer.get("model_overrides") or {}).items()}
+    return TrainingConfig(**merged)
 
 
 def _base_values(given: list[dict]) -> dict:

@@ -6,7 +6,6 @@ write picks one on its own, or loops (untagged opus-mt enâ€“zh models answer "ä½
 is an error rather than a default.
 """
 
-import argparse
 import contextlib
 import os
 from collections.abc import Callable, Iterable
@@ -300,24 +299,4 @@ def _generate(generator, tokenizer, batch_ids: list[list[int]], **generate_kwarg
     return tokenizer.batch_decode(output_ids, skip_special_tokens=True)
 
 
-def default_device() -> str:
-    """`"cuda"` when a GPU is available, else `"cpu"`: the default `--device` of the command-line tools."""
-    return "cuda" if torch.cuda.is_available() else "cpu"
-
-
-def add_int8_argument(parser: argparse.ArgumentParser) -> None:
-    """The `--int8` flag of the command-line tools that translate."""
-    parser.add_argument(
-        "--int8", action="store_true", help="Run an int8 copy of the model (CPU only): faster, slightly less accurate."
-    )
-
-
-def language_argument(value: str) -> str:
-    """argparse `type` for `--src`/`--tgt`: a normalised language code, or a clear error."""
-    try:
-        return normalize_lang(value)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-
-
-__all__ = ["load_model_and_tokenizer", "resolve_languages", "translate", "default_device", "language_argument"]
+__all__ = ["load_model_and_tokenizer", "resolve_languages", "translate"]

@@ -12,6 +12,7 @@ falls back to matplotlib's default font, with a warning, when there is none.
 import os
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 
@@ -222,3 +223,30 @@ __all__ = [
     "plot_cross_attention",
     "token_labels",
 ]
+
+
+def plot_training_curves(history: list[dict], path: str | Path) -> None:
+    """Training and validation loss, and validation BLEU per set and direction, against optimizer steps."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    train = [h for h in history if h.get("type") == "train"]
+    evals = [h for h in history if h.get("type") == "eval"]
+    fig, (loss_ax, bleu_ax) = plt.subplots(1, 2, figsize=(11, 4))
+    loss_ax.plot([h["step"] for h in train], [h["loss"] for h in train], label="training loss (smoothed labels)")
+    for key in sorted({k for h in evals for k in h if k.endswith("/loss")}):
+        loss_ax.plot([h["step"] for h in evals], [h.get(key) for h in evals], marker="o", label=f"{key} (NLL)")
+    loss_ax.set(xlabel="step", ylabel="loss per target token", title="Loss")
+    loss_ax.legend(fontsize=8)
+    for key in sorted({k for h in evals for k in h if k.endswith("/bleu")}):
+        bleu_ax.plot(
+            [h["step"] for h in evals], [h.get(key) for h in evals], marker="o", label=key.removesuffix("/bleu")
+        )
+    bleu_ax.set(xlabel="step", ylabel="BLEU", title="Validation BLEU")
+    if bleu_ax.lines:
+        bleu_ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

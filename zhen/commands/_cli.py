@@ -16,6 +16,10 @@ import sys
 import traceback
 from collections.abc import Callable
 
+import torch
+
+from ..tokenization_zhen import normalize_lang
+
 
 DEBUG_ENV = "ZHEN_DEBUG"
 EXIT_USAGE = 2
@@ -164,3 +168,23 @@ def add_language_check_argument(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="Do not stop when the en and zh columns look swapped (by their share of Chinese characters).",
     )
+
+
+def default_device() -> str:
+    """`"cuda"` when a GPU is available, else `"cpu"`: the default `--device` of the command-line tools."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def add_int8_argument(parser: argparse.ArgumentParser) -> None:
+    """The `--int8` flag of the command-line tools that translate."""
+    parser.add_argument(
+        "--int8", action="store_true", help="Run an int8 copy of the model (CPU only): faster, slightly less accurate."
+    )
+
+
+def language_argument(value: str) -> str:
+    """argparse `type` for `--src`/`--tgt`: a normalised language code, or a clear error."""
+    try:
+        return normalize_lang(value)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None

@@ -19,14 +19,17 @@ from pathlib import Path
 from ..data import load_parallel
 from ..evaluation import evaluate_model
 from ..safe_io import atomic_write, check_output_file
-from ..translation import (
-    DEFAULT_BATCH_SIZE,
+from ..translation import DEFAULT_BATCH_SIZE, load_model_and_tokenizer
+from ._cli import (
     add_int8_argument,
+    add_language_check_argument,
+    command,
     default_device,
+    device_argument,
     language_argument,
-    load_model_and_tokenizer,
+    make_parser,
+    positive_int,
 )
-from ._cli import add_language_check_argument, command, device_argument, make_parser, positive_int
 
 
 def parse_args(argv=None):

@@ -18,9 +18,9 @@ import os
 
 from ..safe_io import atomic_path, check_output_file
 from ..text_checks import check_text
-from ..translation import default_device, language_argument, load_model_and_tokenizer
+from ..translation import load_model_and_tokenizer
 from ..visualization import plot_attention
-from ._cli import command, device_argument, make_parser
+from ._cli import command, default_device, device_argument, language_argument, make_parser
 
 
 def parse_args(argv=None):

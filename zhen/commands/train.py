@@ -7,15 +7,78 @@ Examples:
     zhen-train --config recipe.yaml --resume              # continue an interrupted run
     accelerate launch --multi_gpu --num_processes 4 -m zhen.commands.train --config recipe.yaml
 
-Every setting is checked before any work; a second run into the same output folder is refused while the first runs.
+Every flag is a field of `zhen.training_config.TrainingConfig`. Every setting is checked before any work; a second
+run into the same output folder is refused while the first runs.
 """
 
+import argparse
+import dataclasses
 import logging
 import sys
+import types
+import typing
+from typing import Any
+
+import yaml
 
 from ..training import train
-from ..training_config import build_parser, resolve_config
+from ..training_config import TrainingConfig, field_type, make_config
 from ._cli import command
+
+
+def build_parser(description: str | None = None) -> argparse.ArgumentParser:
+    """One flag per field of `TrainingConfig` (`max_tokens` is `--max-tokens`), with its help and default."""
+    parser = argparse.ArgumentParser(
+        prog="zhen-train",
+        description=(description or "")
+        + " The defaults shown are those of a run that names its data; a run that names none starts from the sample "
+        "recipe (zhen/sample_data/sample_recipe.yaml), and a --resume'd run from the settings it recorded.",
+        argument_default=argparse.SUPPRESS,
+    )
+    parser.add_argument("--config", help="YAML or JSON file of configuration fields; flags override it.")
+    for f in dataclasses.fields(TrainingConfig):
+        text = f"{f.metadata['help']} (default: {_default_text(f)})".replace("%", "%%")
+        parser.add_argument("--" + f.name.replace("_", "-"), dest=f.name, help=text, **_argument_for(f))
+    parser.add_argument(
+        "--debug", action="store_true", help="Print the full traceback of an error (also with ZHEN_DEBUG=1)."
+    )
+    return parser
+
+
+def resolve_config(argv: list[str] | None = None) -> TrainingConfig:
+    """The `TrainingConfig` of a command line: defaults (or the sample recipe, or a resumed run's recorded settings)
+    < `--config` file < flags (see `zhen.training_config.make_config`)."""
+    values = vars(build_parser().parse_args(argv))
+    values.pop("debug", None)
+    config_file = values.pop("config", None)
+    if "model_overrides" in values:
+        values["model_overrides"] = dict(values["model_overrides"])
+    return make_config(values, config_file)
+
+
+def _argument_for(f: dataclasses.Field) -> dict[str, Any]:
+    annotation = field_type(f)
+    options = [a for a in typing.get_args(annotation) if a is not type(None)]
+    base = options[0] if isinstance(annotation, types.UnionType) else annotation
+    if base is bool:
+        return {"action": argparse.BooleanOptionalAction}
+    if typing.get_origin(base) is list:
+        return {"nargs": "*", "type": str}
+    if typing.get_origin(base) is dict:
+        return {"nargs": "*", "type": _parse_override, "metavar": "KEY=VALUE"}
+    return {"type": base}
+
+
+def _parse_override(text: str) -> tuple[str, Any]:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"expected key=value, got {text!r}")
+    key, value = text.split("=", 1)
+    return key, yaml.safe_load(value)  # 256 -> int, true -> bool, rope -> str
+
+
+def _default_text(f: dataclasses.Field) -> str:
+    default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+    return "none" if default in (None, [], {}) else str(default)
 
 
 class _StderrHandler(logging.StreamHandler):

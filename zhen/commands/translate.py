@@ -28,15 +28,16 @@ from transformers.utils import logging
 
 from ..safe_io import atomic_write, check_output_file
 from ..text_checks import decode_line
-from ..translation import (
-    DEFAULT_BATCH_SIZE,
+from ..translation import DEFAULT_BATCH_SIZE, load_model_and_tokenizer, translate
+from ._cli import (
     add_int8_argument,
+    command,
     default_device,
+    device_argument,
     language_argument,
-    load_model_and_tokenizer,
-    translate,
+    make_parser,
+    positive_int,
 )
-from ._cli import command, device_argument, make_parser, positive_int
 
 
 logger = logging.get_logger("zhen.translate")
