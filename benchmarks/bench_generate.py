@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Translation speed: zhen vs MarianMTModel vs CTranslate2, on random weights of equal size and equal work.
 
 256 synthetic source sentences (realistic length mix, sorted by length as a translation front end does) in batches of

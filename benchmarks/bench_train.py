@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Training speed: zhen vs MarianMTModel at equal size on identical token-budget batches.
 
 Each step is forward + backward + AdamW step with label-smoothed (0.1) cross-entropy, on batches of ~4k target

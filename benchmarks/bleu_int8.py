@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """What int8 inference costs in BLEU on a trained checkpoint, and what it buys in speed.
 
 Translates the test set in both directions with the float32 model (zhen.fast_generation), with its int8 dynamic

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Shared pieces of the zhen benchmarks: model sizes, zhen and Marian models of equal size, synthetic batches with a
 realistic length mix, the machine's GEMM peak, peak memory, and a table printer.
 

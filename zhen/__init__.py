@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """zhen: an English⇄Chinese encoder-decoder Transformer native to Hugging Face Transformers.
 
 Importing zhen registers its classes with the Auto classes, so `AutoConfig`, `AutoModel`, `AutoModelForSeq2SeqLM` and

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Token-budget batching with length bucketing, as fairseq and Marian batch translation data.
 
 Examples are sorted by length (ties broken at random, so batches change from epoch to epoch), packed greedily into

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Resumable checkpoints that a crash cannot corrupt, their rotation, and checkpoint averaging.
 
 A checkpoint is written under a temporary name and renamed into place only once complete, with its

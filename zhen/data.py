@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Reading, cleaning and arranging English–Chinese parallel corpora as 🤗 Datasets.
 
 The training pipeline goes through four steps, each a function of this module:

@@ -1,7 +1,8 @@
 # Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """The `translation` pipeline for zhen checkpoints.
 
-Transformers 5 removed `pipeline("translation")`; this module brings it back for zhen, with the v4 interface:
+Transformers 5 removed `pipeline("translation")`; this module brings it back for zhen, with the v4 interface
+(adapted from transformers 4.x `pipelines/text2text_generation.py`, `TranslationPipeline`):
 
 ```python
 >>> from transformers import pipeline

@@ -1,16 +1,4 @@
-# Copyright 2025 The zhen developers.
-#
-# Licensed under the Apache License, Version 2.0 (the "License");
-# you may not use this file except in compliance with the License.
-# You may obtain a copy of the License at
-#
-#     http://www.apache.org/licenses/LICENSE-2.0
-#
-# Unless required by applicable law or agreed to in writing, software
-# distributed under the License is distributed on an "AS IS" BASIS,
-# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
-# See the License for the specific language governing permissions and
-# limitations under the License.
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Tokenization class for zhen: one BPE vocabulary shared by English and Chinese.
 
 This file is self-contained (it imports only the standard library, `tokenizers` and `transformers`) because
@@ -58,14 +46,15 @@ it holds for every tokenizer saved and reloaded (also through `trust_remote_code
 skip_special_tokens=True)` still drops the real special tokens of an encoding or a generation. Pass
 `split_special_tokens=False` to a call (or to the constructor) to have special-token strings parsed as tokens.
 
-**Language codes.** As in NLLB / M2M100, a source text is `[src code] text [</s>]` and a target is
-`[tgt code] text [</s>]`. The model shifts the target right behind `<s>` to build its decoder inputs, and `generate`
-starts from `<s>` and must force the target code first (`forced_bos_token_id`). zhen translates between exactly two
-languages, `"en"` and `"zh"`; [`normalize_lang`] also accepts what people commonly type: BCP-47 / ISO 639 tags with
-any region or script subtag (`en-US`, `en_GB`, `eng`, `eng_Latn`, `zh-CN`, `zh_Hans`, `zh-Hant`, `zh-TW`, `cmn`,
-`zho`, `chi`), English names (`english`, `chinese`, `mandarin`), a few Chinese names (`英文`, `中文`…) and the code
-tokens themselves (`__en__`), case-insensitively. Simplified and Traditional Chinese share the one code `"zh"`: the
-training data mixes both scripts and nothing is converted, so the script tag is accepted but carries no meaning.
+**Language codes.** Adapted from transformers' `NllbTokenizer` (`models/nllb/tokenization_nllb.py`): as in NLLB and
+M2M100, a source text is `[src code] text [</s>]` and a target is `[tgt code] text [</s>]`. The model shifts the
+target right behind `<s>` to build its decoder inputs, and `generate` starts from `<s>` and must force the target
+code first (`forced_bos_token_id`). zhen translates between exactly two languages, `"en"` and `"zh"`;
+[`normalize_lang`] also accepts what people commonly type: BCP-47 / ISO 639 tags with any region or script subtag
+(`en-US`, `en_GB`, `eng`, `eng_Latn`, `zh-CN`, `zh_Hans`, `zh-Hant`, `zh-TW`, `cmn`, `zho`, `chi`), English names
+(`english`, `chinese`, `mandarin`), a few Chinese names (`英文`, `中文`…) and the code tokens themselves (`__en__`),
+case-insensitively. Simplified and Traditional Chinese share the one code `"zh"`: the training data mixes both
+scripts and nothing is converted, so the script tag is accepted but carries no meaning.
 """
 
 from tokenizers import Regex, Tokenizer, decoders, normalizers, pre_tokenizers, processors

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Training and measuring the shared English–Chinese vocabulary of zhen.
 
 [`train_tokenizer`] trains the byte-fallback BPE of [`ZhenTokenizerFast`] on both sides of a parallel corpus:

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """What every `zhen-*` command shares: help that shows defaults, `--debug`, argument types that check ranges, and one
 way of reporting an error a user can cause.
 

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """`zhen-evaluate`: BLEU and chrF of a zhen checkpoint on a parallel test file, with sacreBLEU signatures.
 
 Example:

@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """`zhen-export-ct2`: convert a zhen checkpoint to a CTranslate2 model directory.
 
 Example:

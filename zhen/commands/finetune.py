@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """`zhen-finetune`: fine-tune a zhen checkpoint on parallel files with 🤗 `Seq2SeqTrainer`.
 
 Example:

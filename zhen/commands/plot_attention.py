@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """`zhen-plot-attention`: draw the cross-attention of a zhen checkpoint translating one sentence.
 
 Example:

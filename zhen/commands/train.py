@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """`zhen-train`: train a zhen model from parallel text (or, with no data arguments, the bundled sample corpus).
 
 Examples:

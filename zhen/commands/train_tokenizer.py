@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """`zhen-train-tokenizer`: train the shared English–Chinese tokenizer of zhen and save it to a folder.
 
 Example:

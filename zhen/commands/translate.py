@@ -1,3 +1,4 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """`zhen-translate`: translate text line by line with a zhen checkpoint.
 
 Example:
