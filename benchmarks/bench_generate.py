@@ -33,6 +33,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (  # noqa: E402
+    BASELINE,
     SIZES,
     ZH,
     benchmark_parser,
@@ -151,7 +152,7 @@ def run(args, size: str, beams: int, new_tokens: int, systems: list[str]) -> lis
                 system=system, size=size, beams=beams, new_tokens=new_tokens, variant=args.variant,
                 sentences=args.sentences, batch_size=args.batch_size, threads=args.threads, device=args.device,
             )  # fmt: skip
-            result = run_worker(__file__, job)
+            result = run_worker(__file__, job, baseline_tree=args.baseline_tree)
             if "error" in result or system not in best or result["seconds"] < best[system]["seconds"]:
                 best[system] = result
     rows = [best[s] for s in systems]
@@ -184,6 +185,8 @@ def main(argv=None):
         print(json.dumps(worker(json.loads(args.worker))))
         return
     systems = args.systems.split(",")
+    if args.baseline_tree:
+        systems += [s + BASELINE for s in systems if s.startswith("zhen")]
     torch.set_num_threads(args.threads)
     info = machine_info(args.device)
     print(f"# bench_generate  {info}  zhen variant: {args.variant}", flush=True)

@@ -44,6 +44,7 @@ from zhen.fast_training import LOSS_CHUNK_SIZE, FastTraining
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import (  # noqa: E402
+    BASELINE,
     SIZES,
     batch_stats,
     benchmark_parser,
@@ -193,7 +194,8 @@ def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> li
             results = run_worker(__file__, dict(job, systems=systems))
             results = results if isinstance(results, list) else [dict(results, system=s) for s in systems]
         else:
-            results = [run_worker(__file__, dict(job, system=system)) for system in systems]
+            results = [run_worker(__file__, dict(job, system=system), baseline_tree=args.baseline_tree)
+                       for system in systems]  # fmt: skip
         for result in results:
             system = result["system"]
             if "error" in result or system not in best or result["seconds"] < best[system].get("seconds", 1e18):
@@ -202,14 +204,14 @@ def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> li
     for r in rows:
         if "error" in r:
             continue
-        precision = r["system"].split("-")[2]
+        precision = r["system"].removesuffix(BASELINE).split("-")[2]
         r["tok_s"] = r["tgt_tokens"] / r["seconds"]
         r["gflop_s"] = r["flops"] / r["seconds"] / 1e9
         r["peak_share"] = r["flops"] / r["seconds"] / peaks[precision]
     for r in rows:
         if "error" in r:
             continue
-        precision = r["system"].split("-")[2]
+        precision = r["system"].removesuffix(BASELINE).split("-")[2]
         marian = [
             m for m in rows if "error" not in m and m["system"].startswith("marian") and f"-{precision}" in m["system"]
         ]
@@ -240,6 +242,10 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     precisions = args.precisions.split(",")
     systems = args.systems.split(",") if args.systems else systems_for(precisions)
+    if args.baseline_tree:
+        if args.interleave:
+            parser.error("--baseline-tree runs each revision in its own process: leave out --interleave")
+        systems += [s + BASELINE for s in systems if s.startswith("zhen")]
     peaks = {precision: gemm_peak(dtype, device=args.device) for precision, dtype in PRECISIONS.items()}
     info = machine_info(args.device)
     info.update(gemm_gflop_s={k: round(v / 1e9, 1) for k, v in peaks.items()})

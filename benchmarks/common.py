@@ -209,18 +209,32 @@ def benchmark_parser(doc: str, device_help: str) -> argparse.ArgumentParser:
     parser.add_argument("--rounds", type=int, default=1, help="let the systems take turns N times, keep each best")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
     parser.add_argument("--device", default="cpu", help=device_help)
+    parser.add_argument(
+        "--baseline-tree", help="another checkout of zhen: each zhen system also runs from it, as SYSTEM@base"
+    )
     return parser
 
 
-def run_worker(script: str, job: dict, timeout: float = 3600) -> dict:
-    """Run `script --worker JSON` in a fresh interpreter and return the JSON it prints last."""
+BASELINE = "@base"  # suffix of a system run from the `--baseline-tree` checkout (another revision of zhen)
+
+
+def run_worker(script: str, job: dict, timeout: float = 3600, baseline_tree: str | None = None) -> dict:
+    """Run `script --worker JSON` in a fresh interpreter and return the JSON it prints last. A system named
+    `...@base` runs the same script of `baseline_tree` (another checkout of zhen) with that checkout's package, so that
+    two revisions are measured in one run, taking turns on the same machine."""
+    env, system = None, job.get("system", "")
+    if system.endswith(BASELINE):
+        script = os.path.join(baseline_tree, "benchmarks", os.path.basename(script))
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(baseline_tree))
+        job = dict(job, system=system.removesuffix(BASELINE))
     out = subprocess.run(
-        [sys.executable, script, "--worker", json.dumps(job)], capture_output=True, text=True, timeout=timeout
+        [sys.executable, script, "--worker", json.dumps(job)], capture_output=True, text=True, timeout=timeout, env=env
     )
     if out.returncode:
         sys.stderr.write(out.stderr[-4000:])
         return dict(job, error=out.stderr.strip().splitlines()[-1] if out.stderr.strip() else f"rc {out.returncode}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    return dict(result, system=system) if system.endswith(BASELINE) else result
 
 
 def print_table(rows: list[dict], columns: list[tuple[str, str, str]]):
