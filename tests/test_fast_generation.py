@@ -9,7 +9,16 @@ import pytest
 import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, hardware
-from zhen.fast_generation import FastDecoder, PackedLinear, argmax, generate, topk, unsupported_options
+from zhen.fast_generation import (
+    Bf16Linear,
+    FastDecoder,
+    PackedLinear,
+    argmax,
+    generate,
+    session_weights,
+    topk,
+    unsupported_options,
+)
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
@@ -35,7 +44,7 @@ def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
 def assert_same_as_generate(model, input_ids, attention_mask, packed=False, **kwargs):
     expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **kwargs)
     if packed:
-        with FastDecoder(model, pack_weights=True) as decoder:
+        with FastDecoder(model, weights="packed") as decoder:
             actual = decoder.generate(input_ids, attention_mask, **kwargs)
     else:
         actual = generate(model, input_ids, attention_mask, **kwargs)
@@ -165,9 +174,9 @@ def test_batches_of_different_sizes_in_turn_equal_generate():
 # --- never stale, whatever changes the weights ------------------------------------------------------------------
 
 
-def translate_ids(model, input_ids, attention_mask):
-    """What `zhen.translate` does: one decoding session (packed weights where available) over the batches."""
-    with FastDecoder(model) as decoder:
+def translate_ids(model, input_ids, attention_mask, weights="auto"):
+    """What `zhen.translate` does: one decoding session (session weights for the machine) over the batches."""
+    with FastDecoder(model, weights=weights) as decoder:
         return decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
 
 
@@ -176,48 +185,53 @@ def expected_ids(model, input_ids, attention_mask):
                           max_new_tokens=8, num_beams=2)  # fmt: skip
 
 
-@pytest.mark.parametrize("mkl_packing", ["on", "off"])
+@pytest.mark.parametrize("weights", ["packed", "bf16", "plain"])
 @pytest.mark.parametrize("change", ["fused-adamw", "no-grad-edit", "load-state-dict"])
-def test_never_serves_stale_weights(mkl_packing, change):
+def test_never_serves_stale_weights(weights, change):
     """Translate, change the weights (fused AdamW, which does not bump the tensors' version counters; an in-place
     edit under `torch.no_grad()`; `load_state_dict`), translate again: the output is the changed model's."""
-    if mkl_packing == "on" and hardware.detected().mkl_packing == "off":
+    if weights == "packed" and hardware.detected().mkl_packing == "off":
         pytest.skip("this PyTorch build has no MKL")
     model = tiny_model(vocab_size=60)
     input_ids, attention_mask = padded_sources(vocab_size=60)
-    with hardware.forced(mkl_packing=mkl_packing):
-        before = translate_ids(model, input_ids, attention_mask)
-        if change == "fused-adamw":
-            optimizer = torch.optim.AdamW(model.parameters(), lr=0.05, fused=True)
-            for _ in range(5):
-                model.train()
-                model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids.masked_fill(
-                    attention_mask == 0, -100)).loss.backward()  # fmt: skip
-                optimizer.step()
-                optimizer.zero_grad()
-            model.eval()
-        elif change == "no-grad-edit":
-            with torch.no_grad():
-                for parameter in model.model.decoder.parameters():
-                    parameter.mul_(-1.5)
-        else:
-            model.load_state_dict(tiny_model(seed=7, vocab_size=60).state_dict())
-        after = translate_ids(model, input_ids, attention_mask)
-    assert torch.equal(after, expected_ids(model, input_ids, attention_mask))
-    assert not torch.equal(after, before)
+    before = translate_ids(model, input_ids, attention_mask, weights)
+    if change == "fused-adamw":
+        optimizer = torch.optim.AdamW(model.parameters(), lr=0.05, fused=True)
+        for _ in range(5):
+            model.train()
+            model(input_ids=input_ids, attention_mask=attention_mask, labels=input_ids.masked_fill(
+                attention_mask == 0, -100)).loss.backward()  # fmt: skip
+            optimizer.step()
+            optimizer.zero_grad()
+        model.eval()
+    elif change == "no-grad-edit":
+        with torch.no_grad():
+            for parameter in model.model.decoder.parameters():
+                parameter.mul_(-1.5)
+    else:
+        model.load_state_dict(tiny_model(seed=7, vocab_size=60).state_dict())
+    after = translate_ids(model, input_ids, attention_mask, weights)
+    expected = expected_ids(model, input_ids, attention_mask)
+    if weights == "bf16":  # bf16 weights round: the changed model's tokens nearly everywhere, not the old ones
+        assert (after == expected).float().mean() > 0.8 and (after != before).any()
+    else:
+        assert torch.equal(after, expected) and not torch.equal(after, before)
 
 
-def test_another_checkpoint_loaded_into_the_same_process_is_not_served_the_first_ones_weights(tmp_path):
+@pytest.mark.parametrize("weights", ["packed", "plain"])
+def test_another_checkpoint_loaded_into_the_same_process_is_not_served_the_first_ones_weights(tmp_path, weights):
     """A new model may reuse the memory of a deleted one; nothing of the first may be used for the second."""
+    if weights == "packed" and hardware.detected().mkl_packing == "off":
+        pytest.skip("this PyTorch build has no MKL")
     input_ids, attention_mask = padded_sources(vocab_size=60)
     for seed in (1, 2):
         tiny_model(seed=seed, vocab_size=60).save_pretrained(tmp_path / str(seed))
     first = ZhenForConditionalGeneration.from_pretrained(tmp_path / "1").eval()
-    translate_ids(first, input_ids, attention_mask)
+    translate_ids(first, input_ids, attention_mask, weights)
     del first
     second = ZhenForConditionalGeneration.from_pretrained(tmp_path / "2").eval()
     expected = expected_ids(second, input_ids, attention_mask)
-    assert torch.equal(translate_ids(second, input_ids, attention_mask), expected)
+    assert torch.equal(translate_ids(second, input_ids, attention_mask, weights), expected)
 
 
 @pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
@@ -241,7 +255,7 @@ def test_the_model_is_left_as_it_was_also_after_an_error():
     input_ids, attention_mask = padded_sources(vocab_size=40)
     linear_types = [type(m) for m in model.modules()]
     with pytest.raises(ValueError, match="num_return_sequences"):
-        with FastDecoder(model, pack_weights=True) as decoder:
+        with FastDecoder(model, weights="packed") as decoder:
             assert model.config._attn_implementation == "zhen_decoding"
             decoder.generate(input_ids, attention_mask, num_beams=2, num_return_sequences=3)
     assert model.config._attn_implementation == "sdpa"
@@ -268,3 +282,47 @@ def test_sessions_from_two_threads_take_turns():
     for thread in threads:
         thread.join()
     assert len(results) == 3 and all(torch.equal(r, expected) for r in results)
+
+
+# --- session weights for the machine ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "machine,expected",
+    [(dict(cpu_bf16="native"), "bf16"), (dict(cpu_bf16="emulated", mkl_packing="on"), "packed"),
+     (dict(cpu_bf16="emulated", mkl_packing="off"), "plain")],
+)  # fmt: skip
+def test_session_weights_follow_the_machine(machine, expected):
+    model = tiny_model(vocab_size=40)
+    with hardware.forced(**machine):
+        assert session_weights(model) == expected
+        assert session_weights(tiny_model(vocab_size=40).bfloat16()) == "plain"  # bf16 weights: as they are
+        with FastDecoder(model) as decoder:
+            assert decoder.weights == expected
+            kinds = {type(m) for m in model.modules()}
+            assert (Bf16Linear in kinds) == (expected == "bf16") and (PackedLinear in kinds) == (expected == "packed")
+    assert not {Bf16Linear, PackedLinear} & {type(m) for m in model.modules()}
+
+
+def test_bf16_linear_multiplies_in_bf16_and_returns_float32():
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 300)
+    x = torch.randn(8, 64)
+    y = Bf16Linear(linear)(x)
+    assert y.dtype == torch.float32
+    reference = torch.nn.functional.linear(x.bfloat16(), linear.weight.bfloat16(), linear.bias.bfloat16()).float()
+    torch.testing.assert_close(y, reference)
+    torch.testing.assert_close(y, linear(x), rtol=2e-2, atol=2e-2)
+
+
+def test_bf16_session_translates_a_trained_model_as_float32_does(tiny_model, tiny_tokenizer, tiny_pairs):
+    """On a model that really translates, bf16 session weights change (nearly) no translation."""
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=40)
+    texts = {}
+    for weights in ("plain", "bf16"):
+        with FastDecoder(tiny_model, weights=weights) as decoder:
+            ids = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
+        texts[weights] = tiny_tokenizer.batch_decode(ids, skip_special_tokens=True)
+    assert sum(a == b for a, b in zip(texts["plain"], texts["bf16"])) >= len(tiny_pairs) - 1

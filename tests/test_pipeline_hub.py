@@ -4,6 +4,7 @@ importable, through the Auto classes and `pipeline("translation")`; `zhen-push` 
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,14 +60,22 @@ def translator(tiny_model, tiny_tokenizer):
 
 @pytest.fixture
 def generate_calls(translator, monkeypatch):
-    """The batches `translator` asks the model to translate, as lists of token-id lists."""
-    calls, generate = [], translator.model.generate
+    """The batches `translator` asks the model to translate (with zhen's fast decoder or `model.generate`), as lists
+    of token-id lists."""
+    from zhen.fast_generation import FastDecoder
+
+    calls, generate, fast_generate = [], translator.model.generate, FastDecoder.generate
 
     def spy(*args, **kwargs):
         calls.append(kwargs["input_ids"].tolist())
         return generate(*args, **kwargs)
 
+    def fast_spy(self, *args, **kwargs):
+        calls.append(kwargs["input_ids"].tolist())
+        return fast_generate(self, *args, **kwargs)
+
     monkeypatch.setattr(translator.model, "generate", spy)
+    monkeypatch.setattr(FastDecoder, "generate", fast_spy)
     return calls
 
 
@@ -178,8 +187,14 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
     card = (hub_folder / "README.md").read_text()
     assert "pipeline_tag: translation" in card and "| en-zh |  | 16 | 97.50 | 98.10 |" in card
     assert 'model="your-name/zhen-model"' in card  # a local folder name is no Hub id
-    pipeline_code = (hub_folder / "pipeline_zhen.py").read_text()
-    assert "import zhen" not in pipeline_code and "from ." not in pipeline_code
+    from transformers.dynamic_module_utils import get_imports
+
+    for code in hub_folder.glob("*.py"):  # the custom code needs nothing but itself, torch and transformers
+        text = code.read_text()
+        assert set(get_imports(code)) - sys.stdlib_module_names <= {"torch", "transformers", "tokenizers"}, code.name
+        for module in re.findall(r"^\s*from\s+\.(\S+)\s+import", text, flags=re.MULTILINE):
+            assert (hub_folder / f"{module}.py").is_file(), f"{code.name} imports .{module}, which is not shipped"
+    assert {"pipeline_zhen.py", "fast_generation.py", "hardware.py"} <= {p.name for p in hub_folder.glob("*.py")}
 
 
 def test_make_hub_ready_completes_a_save_pretrained_folder(tiny_checkpoint, tmp_path):

@@ -48,8 +48,9 @@ AUTO_MAP = {
     "AutoModel": "modeling_zhen.ZhenModel",
     "AutoModelForSeq2SeqLM": "modeling_zhen.ZhenForConditionalGeneration",
 }
-# The `translation` pipeline (Transformers 5 removed its own), copied beside the model code when a model is saved.
-PIPELINE_FILE = "pipeline_zhen.py"
+# The `translation` pipeline (Transformers 5 removed its own) and the decoder it translates with, copied beside the
+# model code when a model is saved.
+PIPELINE_FILES = ("pipeline_zhen.py", "fast_generation.py", "hardware.py")
 CUSTOM_PIPELINES = {
     "translation": {
         "impl": "pipeline_zhen.ZhenTranslationPipeline",
@@ -430,13 +431,15 @@ class ZhenPreTrainedModel(PreTrainedModel):
     def save_pretrained(self, save_directory, *args, **kwargs):
         """`PreTrainedModel.save_pretrained`, writing a complete Hub repository: the code of the model and of the
         `translation` pipeline beside the weights, and both in `config.json`."""
-        pipeline_code = Path(__file__).with_name(PIPELINE_FILE)
+        pipeline_code = [Path(__file__).with_name(name) for name in PIPELINE_FILES]
+        has_pipeline = all(path.is_file() for path in pipeline_code)
         self.config.auto_map = {**AUTO_MAP, **(getattr(self.config, "auto_map", None) or {})}
-        if pipeline_code.is_file():
+        if has_pipeline:
             self.config.custom_pipelines = CUSTOM_PIPELINES
         super().save_pretrained(save_directory, *args, **kwargs)
-        if pipeline_code.is_file() and Path(save_directory).is_dir():
-            shutil.copyfile(pipeline_code, Path(save_directory) / PIPELINE_FILE)
+        if has_pipeline and Path(save_directory).is_dir():
+            for path in pipeline_code:
+                shutil.copyfile(path, Path(save_directory) / path.name)
 
     def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
         embeddings = super()._resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
