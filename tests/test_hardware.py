@@ -48,3 +48,17 @@ def test_mixed_precision_auto_follows_the_machine(machine, on_cpu, expected):
         assert hardware.training_precision("no", on_cpu=on_cpu) == "no"
     with pytest.raises(ValueError, match="'bf16' or 'no'"):
         hardware.training_precision("fp16", on_cpu=True)
+
+
+def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
+    from zhen.commands import env
+
+    with hardware.forced(cpu_bf16="native", cuda=False):
+        env.main([])
+    out = capsys.readouterr().out
+    assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
+    assert "torch 2." in out and "transformers 5." in out
+    with hardware.forced(cpu_bf16="emulated", mkl_packing="off", cuda=False):
+        env.main([])
+    out = capsys.readouterr().out
+    assert "trains in: no" in out and "the float32 weights as they are" in out

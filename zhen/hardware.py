@@ -6,6 +6,8 @@ decoding, CUDA) asks [`current`] instead of probing the machine itself, so a tes
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
 `ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off`.
 
+`zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
+
 ```python
 >>> from zhen import hardware
 >>> hardware.current().cpu_bf16           # 'native' on AMX / AVX512-BF16 CPUs, 'emulated' elsewhere
@@ -129,4 +131,35 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
     return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
 
 
-__all__ = ["Hardware", "autocast_dtype", "current", "detected", "emulates_bf16", "forced", "training_precision"]
+def report() -> str:
+    """What zhen found on this machine and what it does there, in words (what `zhen-env` prints)."""
+    machine, cpu = current(), _cpu_name()
+    on_cpu = not machine.cuda
+    lines = [
+        f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
+        f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if _from_environment() else ""),
+        f"zhen-train --mixed-precision auto trains in: {training_precision('auto', on_cpu=on_cpu)}",
+        "zhen.translate and the pipeline decode with: "
+        + ("bf16 copies of the decoder weights" if machine.cpu_bf16 == "native" else
+           "float32 weights packed for MKL" if machine.mkl_packing == "on" else "the float32 weights as they are")
+        + " (CPU; a GPU decodes with the model's own weights)",
+    ]  # fmt: skip
+    return "\n".join(lines)
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+__all__ = [
+    "Hardware", "autocast_dtype", "current", "detected", "emulates_bf16", "forced", "report", "training_precision",
+]  # fmt: skip
