@@ -316,3 +316,14 @@ def test_cpu_dropout_drops_p_and_keeps_expectations(p):
     y16 = dropout.train()(x16)
     assert torch.equal(y16 != 0, kept)
     torch.testing.assert_close(y16[kept], (x16[kept].float() / (1 - rounded_p)).bfloat16())
+
+
+@pytest.mark.parametrize("encoder_layers,decoder_layers", [(3, 1), (1, 3)])
+def test_fast_path_with_encoder_and_decoder_of_different_depths(encoder_layers, decoder_layers):
+    """The `small` preset has 6 encoder and 3 decoder layers: the fused loss must find the decoder's last hidden state
+    whatever the two depths are."""
+    batch = padded_batch()
+    model = tiny_model(seed=4, encoder_layers=encoder_layers, decoder_layers=decoder_layers)
+    plain = loss_and_gradients(model, lambda: model(**batch).loss)
+    fast = FastTraining(model)
+    assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)

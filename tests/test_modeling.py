@@ -634,3 +634,17 @@ def test_xavier_initialisation_as_fairseq():
     assert fc1.weight.abs().max() <= (6 / (d + 128)) ** 0.5 and qkv.bias.abs().max() == 0
     normal = tiny_model()  # the tiny preset's init_std
     assert abs(normal.model.encoder.layers[0].mlp.fc1.weight.std().item() - 0.1) < 0.01
+
+
+def test_hidden_states_of_encoder_and_decoder_of_different_depths():
+    """Each stack counts its own layers, also for a selected (negative) index: the last decoder state is the decoder's
+    output whatever the encoder's depth."""
+    model = tiny_model(encoder_layers=3, decoder_layers=1)
+    input_ids, attention_mask, labels = padded_batch()
+    out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, output_hidden_states=True)
+    assert len(out.encoder_hidden_states) == 4 and len(out.decoder_hidden_states) == 2
+    last = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, output_hidden_states=-1)
+    decoder_output = model.model(input_ids=input_ids, attention_mask=attention_mask,
+                                 decoder_input_ids=model.prepare_decoder_input_ids_from_labels(labels))  # fmt: skip
+    torch.testing.assert_close(last.decoder_hidden_states[-1], decoder_output.last_hidden_state)
+    torch.testing.assert_close(last.encoder_hidden_states[-1], out.encoder_last_hidden_state)

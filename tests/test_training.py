@@ -273,6 +273,15 @@ def test_sample_recipe_end_to_end_on_every_cpu(tmp_path, mixed_precision, cpu_bf
     assert isinstance(output, str)
 
 
+def test_a_model_with_a_deeper_encoder_than_decoder_trains_and_exports(tmp_path):
+    """As the `small` preset (6 encoder, 3 decoder layers): the whole run, fast path included."""
+    args = ["--output-dir", str(tmp_path), *TINY, "--max-steps", "4", "--eval-steps", "4", "--eval-bleu-samples", "4",
+            "--model-overrides", "d_model=64", "encoder_layers=3", "decoder_layers=1"]  # fmt: skip
+    export = train(resolve_config(args))
+    config = json.loads((export / "config.json").read_text())
+    assert (config["encoder_layers"], config["decoder_layers"]) == (3, 1)
+
+
 def test_validation_bleu_uses_the_current_weights(tmp_path):
     """The BLEU of an evaluation is the BLEU of the weights at that step: a run resumed from a checkpoint records the
     same BLEU at the next evaluation as the uninterrupted run (they hold identical parameters there)."""

@@ -511,7 +511,7 @@ class ZhenEncoder(ZhenStack):
     """Stack of [`ZhenEncoderLayer`]s over the source tokens."""
 
     _can_record_outputs = {
-        "hidden_states": ZhenEncoderLayer,
+        "hidden_states": OutputRecorder(ZhenEncoderLayer, num_hidden_layers_key="encoder_layers"),
         "attentions": OutputRecorder(ZhenAttention, index=1, layer_name="self_attn"),
     }
 
@@ -556,7 +556,7 @@ class ZhenDecoder(ZhenStack):
     """Stack of [`ZhenDecoderLayer`]s: causal self-attention over the target, cross-attention over the source."""
 
     _can_record_outputs = {
-        "hidden_states": ZhenDecoderLayer,
+        "hidden_states": OutputRecorder(ZhenDecoderLayer, num_hidden_layers_key="decoder_layers"),
         "attentions": OutputRecorder(ZhenAttention, index=1, layer_name="self_attn"),
         "cross_attentions": OutputRecorder(ZhenAttention, index=1, layer_name="encoder_attn"),
     }
