@@ -246,3 +246,61 @@ def print_table(rows: list[dict], columns: list[tuple[str, str, str]]):
     lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in cells]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     print("\n".join(lines), flush=True)
+
+
+# --- equal-shape Marian from a zhen config, and the CPU's identity (bench_quality.py) --------------------------------
+
+
+def marian_config_like(zhen_config, **overrides):
+    """`MarianConfig` with the shape of a `ZhenConfig` (width, depth of each stack, heads, FFN, vocabulary, position
+    table, activation, dropouts, scaled tied embeddings) and its special-token ids. Marian is always post-norm with
+    sinusoidal positions; what of zhen's config Marian cannot express is listed by `marian_differences`. Marian's own
+    defaults stay for everything else (e.g. `init_std`)."""
+    from transformers import MarianConfig
+
+    z = zhen_config
+    values = dict(
+        vocab_size=z.vocab_size, decoder_vocab_size=z.vocab_size, d_model=z.d_model, encoder_layers=z.encoder_layers,
+        decoder_layers=z.decoder_layers, encoder_attention_heads=z.encoder_attention_heads,
+        decoder_attention_heads=z.decoder_attention_heads, encoder_ffn_dim=z.encoder_ffn_dim,
+        decoder_ffn_dim=z.decoder_ffn_dim, activation_function=z.activation_function, dropout=z.dropout,
+        attention_dropout=z.attention_dropout, activation_dropout=z.activation_dropout,
+        max_position_embeddings=z.max_position_embeddings, scale_embedding=z.scale_embedding,
+        share_encoder_decoder_embeddings=True, tie_word_embeddings=True, pad_token_id=z.pad_token_id,
+        eos_token_id=z.eos_token_id, bos_token_id=z.bos_token_id, decoder_start_token_id=z.decoder_start_token_id,
+        forced_eos_token_id=None,
+    )  # fmt: skip
+    return MarianConfig(**{**values, **overrides})
+
+
+def marian_differences(zhen_config) -> list[str]:
+    """How a zhen config differs from the Marian built by `marian_config_like` (architecture, not training)."""
+    z, out = zhen_config, []
+    if z.normalize_before:
+        out.append("zhen pre-norm, Marian post-norm")
+    if z.position_embedding_type != "sinusoidal":
+        out.append(f"zhen {z.position_embedding_type} positions, Marian sinusoidal")
+    if not z.tie_word_embeddings:
+        out.append("zhen untied embeddings, Marian tied")
+    if z.init_std != 0.02:
+        out.append(f"zhen init_std {z.init_std}, Marian 0.02 (its default)")
+    return out
+
+
+def cpu_description() -> dict:
+    """The CPU model and the instruction-set flags that decide bf16 speed, from /proc/cpuinfo (what `lscpu` reads)."""
+    import platform
+
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name" and value.strip():
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+    except OSError:
+        pass
+    wanted = ("avx2", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile", "amx_bf16")
+    return dict(cpu=model, cpus=os.cpu_count(), flags={flag: flag in flags for flag in wanted})
