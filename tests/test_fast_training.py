@@ -58,15 +58,18 @@ def assert_same(result, expected, rtol=1e-4, atol=1e-6):
 
 
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
-@pytest.mark.parametrize("attention_groups", [1, 3])
-def test_fast_path_equals_the_plain_model(monkeypatch, position_embedding_type, normalize_before, attention_groups):
-    """Packed batch, attention per group of similar-length sentences, fused loss: the plain model's loss and gradients,
-    with the layers really seeing the real tokens only, in one row."""
+@pytest.mark.parametrize("attention_groups,attention_kernel", [(1, "sdpa"), (3, "sdpa"), (1, "matmul"), (3, "matmul")])
+def test_fast_path_equals_the_plain_model(
+    monkeypatch, position_embedding_type, normalize_before, attention_groups, attention_kernel
+):
+    """Packed batch, attention per group of similar-length sentences (with SDPA or two matmuls and a softmax), fused
+    loss: the plain model's loss and gradients, with the layers really seeing the real tokens only, in one row."""
     monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
     batch = padded_batch()
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     plain = loss_and_gradients(model, lambda: model(**batch).loss)
-    fast = FastTraining(model, attention_groups=attention_groups)
+    fast = FastTraining(model, attention_groups=attention_groups, attention_kernel=attention_kernel)
+    assert fast.attention_kernel == attention_kernel
     rows_seen = []
     model.model.encoder.layers[0].mlp.fc1.register_forward_hook(lambda m, args, out: rows_seen.append(args[0].shape))
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
@@ -84,7 +87,8 @@ def test_each_part_alone_equals_the_plain_model(packing, fused_loss):
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch, num_items_in_batch=50)), plain)
 
 
-def test_packing_keeps_labels_ignored_inside_a_row_and_rows_without_labels(monkeypatch):
+@pytest.mark.parametrize("attention_kernel", ["sdpa", "matmul"])
+def test_packing_keeps_labels_ignored_inside_a_row_and_rows_without_labels(monkeypatch, attention_kernel):
     """A -100 inside a target is kept (ignored by the loss, still an input position); a row whose labels are all
     -100 has no target tokens at all, and an attention group of such rows is skipped."""
     batch = padded_batch()
@@ -93,7 +97,7 @@ def test_packing_keeps_labels_ignored_inside_a_row_and_rows_without_labels(monke
     model = tiny_model(seed=2)
     plain = loss_and_gradients(model, lambda: model(**batch).loss)
     monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
-    fast = FastTraining(model, attention_groups=6)
+    fast = FastTraining(model, attention_groups=6, attention_kernel=attention_kernel)
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
 
 
@@ -205,8 +209,8 @@ def test_modules_swapped_for_the_hardware_and_removed_again(cpu_bf16):
 
 @pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
 def test_bf16_packed_attention_runs_in_float32_where_the_cpu_emulates_bf16(monkeypatch, cpu_bf16):
-    """Under bf16 autocast on a CPU without bf16 instructions, training attention (SDPA) runs in float32, where its
-    backward is 3-4x faster; with them, and without gradients, it stays bf16."""
+    """Under bf16 autocast on a CPU without bf16 instructions, training attention runs in float32, where its
+    backward is 3-4x faster; with them, and without gradients, it stays bf16. (SDPA here, as on such CPUs.)"""
     dtypes, sdpa = [], torch.nn.functional.scaled_dot_product_attention
 
     def recording_sdpa(query, *args, **kwargs):
@@ -216,7 +220,7 @@ def test_bf16_packed_attention_runs_in_float32_where_the_cpu_emulates_bf16(monke
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", recording_sdpa)
     model, batch = tiny_model(seed=3), padded_batch()
     with hardware.forced(cpu_bf16=cpu_bf16):
-        fast = FastTraining(model, mixed_precision="bf16")
+        fast = FastTraining(model, mixed_precision="bf16", attention_kernel="sdpa")
         with torch.autocast("cpu", dtype=torch.bfloat16):
             loss = fast.loss(model, batch)
         loss.backward()
@@ -327,3 +331,17 @@ def test_fast_path_with_encoder_and_decoder_of_different_depths(encoder_layers, 
     plain = loss_and_gradients(model, lambda: model(**batch).loss)
     fast = FastTraining(model)
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
+
+
+@pytest.mark.parametrize(
+    "cpu_bf16,mixed_precision,device,expected",
+    [("native", "bf16", "cpu", "matmul"), ("native", "no", "cpu", "sdpa"), ("emulated", "bf16", "cpu", "sdpa"),
+     ("native", "bf16", "cuda", "sdpa")],
+)  # fmt: skip
+def test_attention_kernel_follows_the_machine_and_precision(cpu_bf16, mixed_precision, device, expected):
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        assert hardware.training_attention_kernel(device, mixed_precision) == expected
+        if device == "cpu":
+            assert FastTraining(tiny_model(), mixed_precision=mixed_precision).attention_kernel == expected
+    with pytest.raises(ValueError, match="attention_kernel='flash'"):
+        FastTraining(tiny_model(), attention_kernel="flash")

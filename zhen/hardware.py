@@ -120,6 +120,14 @@ def training_precision(choice: str, on_cpu: bool) -> str:
     return "bf16" if machine.cpu_bf16 == "native" else "no"
 
 
+def training_attention_kernel(device: torch.device | str, mixed_precision: str) -> str:
+    """How zhen's packed training attends within a group of sentences: `"matmul"` (two matmuls and a softmax) for bf16
+    on a CPU that computes bf16 natively, where SDPA's flash kernel is slow backwards at sentence lengths; `"sdpa"`
+    elsewhere, where it is the faster one (measured: README, Performance)."""
+    native_cpu_bf16 = torch.device(device).type == "cpu" and current().cpu_bf16 == "native"
+    return "matmul" if native_cpu_bf16 and mixed_precision == "bf16" else "sdpa"
+
+
 def emulates_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether bfloat16 products on `device` run on PyTorch's emulation (a CPU without bf16 instructions)."""
     return torch.device(device).type == "cpu" and current().cpu_bf16 == "emulated"
@@ -161,5 +169,13 @@ def _cpu_name() -> str:
 
 
 __all__ = [
-    "Hardware", "autocast_dtype", "current", "detected", "emulates_bf16", "forced", "report", "training_precision",
-]  # fmt: skip
+    "Hardware",
+    "autocast_dtype",
+    "current",
+    "detected",
+    "emulates_bf16",
+    "forced",
+    "report",
+    "training_attention_kernel",
+    "training_precision",
+]
