@@ -9,7 +9,7 @@ from safetensors import safe_open
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, ZhenModel
-from zhen.modeling_zhen import ZhenRotaryEmbedding, ZhenSinusoidalPositionalEmbedding, apply_rotary_pos_emb
+from zhen.modeling_zhen import CACHE_FIELD, ZhenRotaryEmbedding, ZhenSinusoidalPositionalEmbedding, apply_rotary_pos_emb
 
 
 VARIANTS = list(itertools.product(["sinusoidal", "learned", "rope"], [True, False]))
@@ -181,6 +181,24 @@ def test_cached_generation_equals_uncached(position_embedding_type, normalize_be
     assert torch.equal(cached.sequences, uncached.sequences)
     for a, b in zip(cached.scores, uncached.scores):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cache_name", ["cache", "past_key_values"])
+def test_step_by_step_decoding_under_either_cache_name(cache_name):
+    """Transformers 5.24 passes the cache as `cache`, 5.23 as `past_key_values`: a checkpoint's code meets both."""
+    model = tiny_model(position_embedding_type="rope")
+    input_ids, attention_mask, labels = padded_batch()
+    decoder_input_ids = model.prepare_decoder_input_ids_from_labels(labels.clamp(min=0))
+    full = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits
+    encoder_outputs = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask)
+    cache, steps = None, []
+    for t in range(decoder_input_ids.shape[1]):
+        out = model(encoder_outputs=encoder_outputs, attention_mask=attention_mask, use_cache=True,
+                    decoder_input_ids=decoder_input_ids[:, t : t + 1], **{cache_name: cache})  # fmt: skip
+        cache = out[CACHE_FIELD]
+        steps.append(out.logits)
+    assert cache.get_seq_length() == decoder_input_ids.shape[1]
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=1e-4, atol=1e-4)
 
 
 def test_cross_attention_keys_and_values_are_computed_once_per_generate():

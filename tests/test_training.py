@@ -21,7 +21,7 @@ from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, toke
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
 from zhen.commands.train import resolve_config
 from zhen.training import make_scheduler, train
-from zhen.training_config import TrainingConfig, read_config_file
+from zhen.training_config import RECIPES_DIR, TrainingConfig, make_config, read_config_file
 
 
 TINY = [
@@ -115,6 +115,19 @@ def test_no_data_means_the_sample_recipe():
     config = resolve_config([])
     assert config.uses_sample_data and config.output_dir == "runs/zhen-sample" and config.preset == "tiny"
     assert resolve_config(["--max-steps", "7"]).max_steps == 7
+
+def test_shipped_recipes_are_found_by_name_and_files_win(tmp_path, monkeypatch):
+    config = resolve_config(["--config", "small-cpu", "--train-files", "a.jsonl", "--max-minutes", "30"])
+    assert config.preset == "small" and config.max_tokens == 3072 and config.vocab_size == 16000
+    assert config.max_minutes == 30 and config.train_files == ["a.jsonl"]
+    for recipe in RECIPES_DIR.glob("*.yaml"):  # every shipped recipe holds only known fields with valid values
+        make_config(read_config_file(recipe.stem) | {"train_files": ["a.jsonl"]})
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "small-cpu").write_text("preset: tiny\n")
+    assert read_config_file("small-cpu") == {"preset": "tiny"}  # a file of that name is the user's, not the recipe
+    with pytest.raises(FileNotFoundError, match=r"zhen's recipes: \[.*'small-cpu'"):
+        read_config_file("no-such-recipe")
+
 
 
 def test_config_errors_name_the_problem(tmp_path):

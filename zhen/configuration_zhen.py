@@ -99,7 +99,7 @@ class ZhenConfig(PreTrainedConfig):
     """
 
     model_type = "zhen"
-    keys_to_ignore_at_inference = ["past_key_values"]
+    keys_to_ignore_at_inference = ["cache", "past_key_values"]  # Transformers >= 5.24, < 5.24
     attribute_map: ClassVar[dict[str, str]] = {
         "hidden_size": "d_model",
         "num_attention_heads": "encoder_attention_heads",

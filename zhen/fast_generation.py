@@ -385,7 +385,7 @@ class DecoderSteps:
                 None,  # the source's keys and values are in the cache
                 encoder_attention_mask=self.source_bias,
                 position_embeddings=position_embeddings,
-                past_key_values=self.cache,
+                cache=self.cache,
             )
         return self.decoder.layer_norm(hidden_states)[:, 0]
 

@@ -61,6 +61,17 @@ CUSTOM_PIPELINES = {
 }
 
 
+# Transformers 5.24 renamed the cache argument and output field `past_key_values` to `cache`. zhen is written with the
+# new name and also takes the old one, so that a checkpoint's code runs under Transformers 5.23 and later.
+CACHE_FIELD = "cache" if "cache" in Seq2SeqLMOutput.__dataclass_fields__ else "past_key_values"
+
+
+def cache_argument(cache: Cache | None, kwargs: dict) -> Cache | None:
+    """The cache passed as `cache`, or under its pre-5.24 name `past_key_values` (removed from `kwargs`)."""
+    legacy = kwargs.pop("past_key_values", None)
+    return cache if cache is not None else legacy
+
+
 def shift_tokens_right(input_ids: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
     """Shift labels one token to the right to make decoder inputs; `-100` (ignored labels) becomes padding."""
     shifted = input_ids.new_zeros(input_ids.shape)
@@ -210,19 +221,19 @@ class ZhenAttention(nn.Module):
         key_value_states: torch.Tensor | None = None,
         attention_mask: torch.Tensor | None = None,
         position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         **kwargs: Unpack[TransformersKwargs],
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         if self.is_cross_attention:
             (query_states,) = self.split_heads(self.q_proj(hidden_states), 1)
-            key_states, value_states = self.source_keys_and_values(key_value_states, past_key_values)
+            key_states, value_states = self.source_keys_and_values(key_value_states, cache)
         else:
             query_states, key_states, value_states = self.split_heads(self.qkv_proj(hidden_states), 3)
             if position_embeddings is not None:
                 query_states, key_states = apply_rotary_pos_emb(query_states, key_states, *position_embeddings)
-            if past_key_values is not None:
-                cache = getattr(past_key_values, "self_attention_cache", past_key_values)
-                key_states, value_states = cache.update(key_states, value_states, self.layer_idx)
+            if cache is not None:
+                self_attention_cache = getattr(cache, "self_attention_cache", cache)
+                key_states, value_states = self_attention_cache.update(key_states, value_states, self.layer_idx)
 
         attention_interface: Callable = ALL_ATTENTION_FUNCTIONS.get_interface(
             self.config._attn_implementation, eager_attention_forward
@@ -240,17 +251,15 @@ class ZhenAttention(nn.Module):
         attn_output = attn_output.reshape(*hidden_states.shape[:-1], -1).contiguous()
         return self.out_proj(attn_output), attn_weights
 
-    def source_keys_and_values(self, encoder_hidden_states, past_key_values) -> tuple[torch.Tensor, torch.Tensor]:
+    def source_keys_and_values(self, encoder_hidden_states, cache) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values of the encoder output, projected once and then read from the cross-attention cache."""
-        if past_key_values is not None and past_key_values.is_updated.get(self.layer_idx):
-            layer = past_key_values.cross_attention_cache.layers[self.layer_idx]
+        if cache is not None and cache.is_updated.get(self.layer_idx):
+            layer = cache.cross_attention_cache.layers[self.layer_idx]
             return layer.keys, layer.values
         key_states, value_states = self.split_heads(self.kv_proj(encoder_hidden_states), 2)
-        if past_key_values is not None:
-            key_states, value_states = past_key_values.cross_attention_cache.update(
-                key_states, value_states, self.layer_idx
-            )
-            past_key_values.is_updated[self.layer_idx] = True
+        if cache is not None:
+            key_states, value_states = cache.cross_attention_cache.update(key_states, value_states, self.layer_idx)
+            cache.is_updated[self.layer_idx] = True
         return key_states, value_states
 
 
@@ -340,7 +349,7 @@ class ZhenDecoderLayer(GradientCheckpointingLayer):
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
         position_embeddings: tuple[torch.Tensor, torch.Tensor] | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         use_cache: bool | None = True,
         **kwargs: Unpack[TransformersKwargs],
     ) -> torch.Tensor:
@@ -351,7 +360,7 @@ class ZhenDecoderLayer(GradientCheckpointingLayer):
             hidden_states,
             attention_mask=attention_mask,
             position_embeddings=position_embeddings,
-            past_key_values=past_key_values,
+            cache=cache,
             **kwargs,
         )
         hidden_states = residual + self.dropout(hidden_states)
@@ -365,7 +374,7 @@ class ZhenDecoderLayer(GradientCheckpointingLayer):
             hidden_states,
             key_value_states=encoder_hidden_states,
             attention_mask=encoder_attention_mask,
-            past_key_values=past_key_values,
+            cache=cache,
             **kwargs,
         )
         hidden_states = residual + self.dropout(hidden_states)
@@ -391,7 +400,7 @@ class ZhenPreTrainedModel(PreTrainedModel):
     base_model_prefix = "model"
     supports_gradient_checkpointing = True
     _no_split_modules = ["ZhenEncoderLayer", "ZhenDecoderLayer"]
-    _skip_keys_device_placement = ["past_key_values"]
+    _skip_keys_device_placement = ["cache", "past_key_values"]
     _supports_sdpa = True
     _supports_flash_attn = True
     _supports_flex_attn = True
@@ -573,7 +582,7 @@ class ZhenDecoder(ZhenStack):
         position_ids: torch.LongTensor | None = None,
         encoder_hidden_states: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
         use_cache: bool | None = None,
         **kwargs: Unpack[TransformersKwargs],
@@ -587,26 +596,23 @@ class ZhenDecoder(ZhenStack):
             Output of the encoder, attended to by every layer's cross-attention.
         encoder_attention_mask (`torch.Tensor` of shape `(batch_size, sequence_length)`, *optional*):
             Source padding mask.
-        past_key_values (`EncoderDecoderCache`, *optional*):
-            Self-attention keys/values of earlier steps and the cross-attention keys/values of the source.
+        cache (`EncoderDecoderCache`, *optional*):
+            Self-attention keys/values of earlier steps and the cross-attention keys/values of the source (before
+            Transformers 5.24: `past_key_values`, also accepted).
         """
-        if use_cache and past_key_values is None:
-            past_key_values = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
+        cache = cache_argument(cache, kwargs)
+        if use_cache and cache is None:
+            cache = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
         embeds_or_ids = input_ids if input_ids is not None else inputs_embeds
         batch_size, seq_len = embeds_or_ids.shape[:2]
-        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        past_length = cache.get_seq_length() if cache is not None else 0
         if position_ids is None:
             position_ids = (torch.arange(seq_len, device=embeds_or_ids.device) + past_length)[None]
         if attention_mask is None and not is_torchdynamo_compiling():
             attention_mask = torch.ones(batch_size, past_length + seq_len, device=embeds_or_ids.device)
         hidden_states, position_embeddings = self.embed(input_ids, inputs_embeds, position_ids)
-        self_attention_cache = getattr(past_key_values, "self_attention_cache", past_key_values)
-        causal_mask = create_causal_mask(
-            config=self.config,
-            inputs_embeds=hidden_states,
-            attention_mask=attention_mask,
-            past_key_values=self_attention_cache,
-        )
+        self_attention_cache = getattr(cache, "self_attention_cache", cache)
+        causal_mask = create_causal_mask(self.config, hidden_states, attention_mask, self_attention_cache)
         encoder_attention_mask = create_bidirectional_mask(
             config=self.config,
             inputs_embeds=hidden_states,
@@ -620,12 +626,12 @@ class ZhenDecoder(ZhenStack):
                 encoder_hidden_states,  # positional, so that gradient checkpointing sees it
                 encoder_attention_mask=encoder_attention_mask,
                 position_embeddings=position_embeddings,
-                past_key_values=past_key_values,
+                cache=cache,
                 use_cache=use_cache,
                 **kwargs,
             )
         return BaseModelOutputWithPastAndCrossAttentions(
-            last_hidden_state=self.layer_norm(hidden_states), past_key_values=past_key_values
+            last_hidden_state=self.layer_norm(hidden_states), **{CACHE_FIELD: cache}
         )
 
 
@@ -670,7 +676,7 @@ class ZhenModel(ZhenPreTrainedModel):
         decoder_attention_mask: torch.Tensor | None = None,
         decoder_position_ids: torch.LongTensor | None = None,
         encoder_outputs: tuple[torch.Tensor] | BaseModelOutput | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
         decoder_inputs_embeds: torch.Tensor | None = None,
         use_cache: bool | None = None,
@@ -699,6 +705,7 @@ class ZhenModel(ZhenPreTrainedModel):
         [1, 3, 64]
         ```
         """
+        cache = cache_argument(cache, kwargs)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
                 input_ids=input_ids,
@@ -719,14 +726,14 @@ class ZhenModel(ZhenPreTrainedModel):
             position_ids=decoder_position_ids,
             encoder_hidden_states=encoder_outputs.last_hidden_state,
             encoder_attention_mask=attention_mask,
-            past_key_values=past_key_values,
+            cache=cache,
             inputs_embeds=decoder_inputs_embeds,
             use_cache=use_cache,
             **kwargs,
         )
         return Seq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
-            past_key_values=decoder_outputs.past_key_values,
+            **{CACHE_FIELD: getattr(decoder_outputs, CACHE_FIELD)},
             decoder_hidden_states=decoder_outputs.hidden_states,
             decoder_attentions=decoder_outputs.attentions,
             cross_attentions=decoder_outputs.cross_attentions,
@@ -768,7 +775,7 @@ class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
         decoder_attention_mask: torch.Tensor | None = None,
         decoder_position_ids: torch.LongTensor | None = None,
         encoder_outputs: tuple[torch.Tensor] | BaseModelOutput | None = None,
-        past_key_values: Cache | None = None,
+        cache: Cache | None = None,
         inputs_embeds: torch.Tensor | None = None,
         decoder_inputs_embeds: torch.Tensor | None = None,
         labels: torch.LongTensor | None = None,
@@ -808,6 +815,7 @@ class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
             if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
         num_items_in_batch = kwargs.pop("num_items_in_batch", None)
+        cache = cache_argument(cache, kwargs)
         outputs: Seq2SeqModelOutput = self.model(
             input_ids,
             attention_mask=attention_mask,
@@ -816,7 +824,7 @@ class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
             decoder_attention_mask=decoder_attention_mask,
             decoder_position_ids=decoder_position_ids,
             encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values,
+            cache=cache,
             inputs_embeds=inputs_embeds,
             decoder_inputs_embeds=decoder_inputs_embeds,
             use_cache=use_cache,
@@ -829,7 +837,7 @@ class ZhenForConditionalGeneration(ZhenPreTrainedModel, GenerationMixin):
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=outputs.past_key_values,
+            **{CACHE_FIELD: getattr(outputs, CACHE_FIELD)},
             decoder_hidden_states=outputs.decoder_hidden_states,
             decoder_attentions=outputs.decoder_attentions,
             cross_attentions=outputs.cross_attentions,

@@ -69,6 +69,7 @@ def _onnx_modules():
     """The wrappers that give the model plain-tensor inputs and outputs; defined on first use, to import torch late."""
     import torch
     from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+    from .modeling_zhen import CACHE_FIELD
 
     def flatten(cache, cross: bool) -> list:
         tensors = []
@@ -101,7 +102,7 @@ def _onnx_modules():
                 encoder_attention_mask=encoder_attention_mask,
                 use_cache=True,
             )
-            return self.lm_head(outputs.last_hidden_state), *flatten(outputs.past_key_values, cross=True)
+            return self.lm_head(outputs.last_hidden_state), *flatten(getattr(outputs, CACHE_FIELD), cross=True)
 
     class OnnxDecoderWithPast(torch.nn.Module):
         """One decoder step over a cache given as tensors (built into Transformers' `EncoderDecoderCache`): logits and
@@ -120,10 +121,10 @@ def _onnx_modules():
             outputs = self.decoder(
                 input_ids=input_ids,
                 encoder_attention_mask=encoder_attention_mask,
-                past_key_values=cache,
+                cache=cache,
                 use_cache=True,
             )
-            return self.lm_head(outputs.last_hidden_state), *flatten(outputs.past_key_values, cross=False)
+            return self.lm_head(outputs.last_hidden_state), *flatten(getattr(outputs, CACHE_FIELD), cross=False)
 
     return OnnxEncoder, OnnxDecoder, OnnxDecoderWithPast
 

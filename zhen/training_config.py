@@ -35,6 +35,7 @@ from .safe_io import atomic_write, is_clearly_a_path
 logger = logging.getLogger(__name__)
 
 SAMPLE_RECIPE = Path(__file__).parent / "sample_data" / "sample_recipe.yaml"
+RECIPES_DIR = Path(__file__).parent / "recipes"  # recipes shipped with zhen, found by name (`--config cpu-bf16`)
 RECORD_FILE = "training_config.json"
 TRAINED_TOKENIZER_DIR = "tokenizer"  # where a run keeps the tokenizer it trained (zhen.data.TOKENIZER_DIR)
 SCHEDULERS = ("inverse_sqrt", "cosine", "constant")
@@ -406,10 +407,14 @@ def _type_name(annotation: Any) -> str:
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:
-    """Read a YAML or JSON run configuration, rejecting unknown keys with the list of known ones."""
-    path = Path(path)
+    """Read a YAML or JSON run configuration, or a recipe shipped with zhen by its name (`cpu-bf16` is
+    `zhen/recipes/cpu-bf16.yaml`), rejecting unknown keys with the list of known ones."""
+    path = recipe_path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"Configuration file {path} does not exist.")
+        raise FileNotFoundError(
+            f"Configuration file {path} does not exist; give a YAML/JSON file or one of zhen's recipes: "
+            f"{sorted(p.stem for p in RECIPES_DIR.glob('*.yaml'))}."
+        )
     values = yaml.safe_load(path.read_text(encoding="utf-8")) or {}  # YAML is a superset of JSON
     if not isinstance(values, dict):
         raise ValueError(f"{path} must hold a mapping of configuration fields, not {type(values).__name__}.")
@@ -417,6 +422,13 @@ def read_config_file(path: str | Path) -> dict[str, Any]:
     if unknown:
         raise ValueError(f"{path}: unknown configuration field(s) {unknown}; known fields: {sorted(FIELDS)}.")
     return values
+
+
+def recipe_path(name_or_path: str | Path) -> Path:
+    """`name_or_path` itself, or the shipped recipe of that name when no such file exists."""
+    path = Path(name_or_path)
+    recipe = RECIPES_DIR / f"{path.name}.yaml"
+    return recipe if not path.exists() and path.name == str(name_or_path) and recipe.is_file() else path
 
 
 def make_config(values: dict[str, Any] | None = None, config_file: str | Path | None = None) -> TrainingConfig:
