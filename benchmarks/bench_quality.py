@@ -4,7 +4,7 @@ same sentences with the same decoding and sacreBLEU settings at the same trainin
 
 Stages (each training and each evaluation in a fresh process; only training steps count against a budget):
 
-1. Data and tokenizer, here: zhen's loading and cleaning (`zhen.training.load_pairs`/`clean_training_pairs`), one
+1. Data and tokenizer, here: zhen's loading and cleaning (`zhen.data.load_run_pairs`/`clean_training_pairs`), one
    zhen tokenizer trained on the cleaned training pairs exactly as zhen-train trains it (or `--tokenizer`), saved in
    the output folder; `--eval-sentences` pairs drawn once from each validation set.
 2. zhen: `zhen-train` (`zhen.commands.train.main`, i.e. `train(resolve_config(argv))`) from the recipe
@@ -156,12 +156,12 @@ def zhen_base_argv(args) -> list[str]:
 
 def prepare(args, setup: dict) -> None:
     """Train (or take) the shared tokenizer and draw the evaluation sentences; record both in `setup`."""
+    from zhen.commands.train import resolve_config
+    from zhen.data import clean_training_pairs, drop_empty, load_run_pairs
     from zhen.tokenizer_training import train_tokenizer
-    from zhen.training import clean_training_pairs, drop_empty, load_pairs
-    from zhen.training_config import resolve_config
 
     cfg = resolve_config(setup["zhen_argv"])
-    train_pairs, valid_pairs, _ = load_pairs(cfg)
+    train_pairs, valid_pairs, _ = load_run_pairs(cfg)
     if args.tokenizer:
         setup["tokenizer"] = str(Path(args.tokenizer).resolve())
     else:
@@ -271,8 +271,9 @@ def marian_worker(job: dict) -> None:
     quiet_libraries()
     from transformers import AutoTokenizer
 
-    from zhen.training import build_model, resolve_mixed_precision
-    from zhen.training_config import resolve_config
+    from zhen.commands.train import resolve_config
+    from zhen.hardware import training_precision
+    from zhen.training import build_model
 
     cfg = resolve_config(job["setup"]["zhen_argv"])
     tokenizer = AutoTokenizer.from_pretrained(job["setup"]["tokenizer"])
@@ -283,7 +284,7 @@ def marian_worker(job: dict) -> None:
     config = marian_config_like(zhen_config)
     on_cpu = cfg.cpu or not torch.cuda.is_available()
     recipe = dict(batch_size=job["batch_size"] or mean_batch_sentences(cfg, train), schedule=job["schedule"],
-                  bf16=resolve_mixed_precision(cfg.mixed_precision, on_cpu) == "bf16", use_cpu=on_cpu,
+                  bf16=training_precision(cfg.mixed_precision, on_cpu) == "bf16", use_cpu=on_cpu,
                   seed=job["seed"], label_smoothing=0.1, adam_betas=(0.9, 0.98), adam_epsilon=1e-8,
                   weight_decay=0.0, max_grad_norm=1.0, optimizer="adamw_torch_fused",
                   batches="length-grouped: LengthGroupedSampler over max(source, target) tokens")  # fmt: skip
@@ -325,15 +326,15 @@ def marian_worker(job: dict) -> None:
 
 def zhen_training_examples(cfg, tokenizer, zhen_dir: Path):
     """The tokenized examples zhen trained on: zhen-train's own cache when zhen ran in this output folder, else built
-    by the same zhen functions (cleaning, both directions, Simplified targets, `_tokenize_batch`, length filter)."""
+    by the same zhen functions (cleaning, both directions, Simplified targets, `tokenize_batch`, length filter)."""
     import datasets
 
-    from zhen.training import clean_training_pairs, load_pairs, to_examples, tokenize_examples
+    from zhen.data import clean_training_pairs, load_run_pairs, to_examples, tokenize_examples
 
     caches = sorted(zhen_dir.glob("cache/*/train"))
     if len(caches) == 1:
         return datasets.load_from_disk(str(caches[0])), f"zhen-train's cache {caches[0].parent.name}"
-    train_pairs = clean_training_pairs(cfg, load_pairs(cfg)[0])[0]
+    train_pairs = clean_training_pairs(cfg, load_run_pairs(cfg)[0])[0]
     return tokenize_examples(cfg, to_examples(cfg, train_pairs), tokenizer)[0], "zhen.training functions"
 
 
@@ -341,7 +342,7 @@ def tokenized_eval_sets(cfg, tokenizer, path: Path) -> dict:
     """The evaluation sentences of each set, tokenized as training examples (both directions), for validation loss."""
     import datasets
 
-    from zhen.training import to_examples, tokenize_examples
+    from zhen.data import to_examples, tokenize_examples
 
     sets = json.loads(path.read_text())
     return {
@@ -498,7 +499,7 @@ def evaluate_worker(job: dict) -> None:
     quiet_libraries()
     from transformers import AutoTokenizer
 
-    from zhen.training_config import resolve_config
+    from zhen.commands.train import resolve_config
 
     cfg = resolve_config(job["setup"]["zhen_argv"])
     tokenizer = AutoTokenizer.from_pretrained(job["setup"]["tokenizer"])
@@ -530,7 +531,8 @@ def directions(cfg) -> list[tuple[str, str]]:
 
 def load_checkpoint(system: str, path: str, cfg, tokenizer, num_beams: int):
     """A checkpoint in float32, with zhen's generation settings (output budget, ids) for both systems."""
-    from zhen.training import build_model, generation_config_for
+    from zhen.hub import generation_config_for
+    from zhen.training import build_model
 
     if system == "zhen":  # zhen-train's checkpoints hold Accelerate state: weights without config
         from safetensors.torch import load_file

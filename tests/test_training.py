@@ -116,6 +116,7 @@ def test_no_data_means_the_sample_recipe():
     assert config.uses_sample_data and config.output_dir == "runs/zhen-sample" and config.preset == "tiny"
     assert resolve_config(["--max-steps", "7"]).max_steps == 7
 
+
 def test_shipped_recipes_are_found_by_name_and_files_win(tmp_path, monkeypatch):
     config = resolve_config(["--config", "small-cpu", "--train-files", "a.jsonl", "--max-minutes", "30"])
     assert config.preset == "small" and config.max_tokens == 3072 and config.vocab_size == 16000
@@ -127,7 +128,6 @@ def test_shipped_recipes_are_found_by_name_and_files_win(tmp_path, monkeypatch):
     assert read_config_file("small-cpu") == {"preset": "tiny"}  # a file of that name is the user's, not the recipe
     with pytest.raises(FileNotFoundError, match=r"zhen's recipes: \[.*'small-cpu'"):
         read_config_file("no-such-recipe")
-
 
 
 def test_config_errors_name_the_problem(tmp_path):

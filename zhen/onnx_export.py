@@ -69,6 +69,7 @@ def _onnx_modules():
     """The wrappers that give the model plain-tensor inputs and outputs; defined on first use, to import torch late."""
     import torch
     from transformers.cache_utils import DynamicCache, EncoderDecoderCache
+
     from .modeling_zhen import CACHE_FIELD
 
     def flatten(cache, cross: bool) -> list:
