@@ -286,7 +286,8 @@ def decoding_attention(module, query, key, value, attention_mask, scaling, dropo
     batch = key.shape[0]
     if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
         query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
-    scores = torch.matmul(query, key.transpose(-1, -2)).float() * scaling
+    # Batched products of a few rows are several times faster on contiguous operands than on the projections' views.
+    scores = torch.matmul(query.contiguous(), key.transpose(-1, -2)).float() * scaling
     if attention_mask is not None:
         scores = scores + attention_mask
     output = torch.matmul(scores.softmax(-1).to(value.dtype), value)  # (batch, heads, queries, d)
@@ -306,7 +307,7 @@ class StaticDecodingCache:
     def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]]):
         self.cross_attention_cache = self
         self.self_attention_cache = self
-        self.layers = [_SourceLayer(keys, values) for keys, values in source_keys_values]
+        self.layers = [_SourceLayer(keys.contiguous(), values.contiguous()) for keys, values in source_keys_values]
         self.is_updated = dict.fromkeys(range(len(self.layers)), True)
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
