@@ -5,10 +5,14 @@ scores of 100 and attention maps of a model that does something. Treat the sessi
 folder or reload the model to change them.
 """
 
+import json
 import os
+import subprocess
+import sys
 
 import pytest
 import torch
+from accelerate.state import AcceleratorState
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration
 from zhen.data import load_sample
@@ -75,3 +79,48 @@ def tiny_test_file(tiny_pairs, tmp_path_factory):
     path = tmp_path_factory.mktemp("tiny_data") / "test.jsonl"
     path.write_text("".join(json.dumps({"en": en, "zh": zh}, ensure_ascii=False) + "\n" for en, zh in tiny_pairs))
     return path
+
+
+def _clean_accelerator_state():
+    AcceleratorState._reset_state(True)
+    yield
+    AcceleratorState._reset_state(True)
+
+
+@pytest.fixture
+def fresh_accelerator_state():
+    """Accelerate keeps process-wide state; each in-process run starts from a clean one."""
+    yield from _clean_accelerator_state()
+
+
+@pytest.fixture(scope="module")
+def module_accelerator_state():
+    """A clean Accelerate state once per module, for modules whose module-scoped Trainer needs the state it was built
+    with."""
+    yield from _clean_accelerator_state()
+
+
+@pytest.fixture
+def run_without_zhen(tmp_path):
+    """`run(script, folder, texts)`: run `script` in a fresh Python with zhen not importable and `HF_HUB_OFFLINE=1`,
+    with `folder` as its argument and `texts` as JSON on standard input; returns the JSON of its last output line,
+    after checking that it loaded the model and pipeline classes as Hub custom code (`transformers_modules`)."""
+
+    def run(script: str, folder, texts: list[str]) -> dict:
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "modules")}
+        env.pop("PYTHONPATH", None)
+        result = subprocess.run(
+            [sys.executable, "-c", script, str(folder)],
+            input=json.dumps(texts),
+            cwd=tmp_path,  # outside the repository, so that the checkout is not on sys.path either
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        remote = json.loads(result.stdout.strip().splitlines()[-1])
+        assert all(module.startswith("transformers_modules") for module in remote["modules"])
+        return remote
+
+    return run

@@ -6,7 +6,6 @@ import json
 import numpy as np
 import pytest
 import torch
-from accelerate.state import AcceleratorState
 from huggingface_hub import ModelCard
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, DataCollatorForSeq2Seq, EvalPrediction
 
@@ -16,13 +15,7 @@ from zhen.finetuning import ZhenSeq2SeqTrainer, directions_of, finetune, make_co
 from zhen.hub import missing_hub_files
 
 
-@pytest.fixture(scope="module", autouse=True)
-def fresh_accelerator_state():
-    """Trainer builds an Accelerator, whose process-wide state other modules may have left configured differently.
-    Reset once per module: the module-scoped trainer below needs the state it was built with."""
-    AcceleratorState._reset_state(True)
-    yield
-    AcceleratorState._reset_state(True)
+pytestmark = pytest.mark.usefixtures("module_accelerator_state")
 
 
 def one_step_update(checkpoint, tokenizer, train, batch_size, accumulation, label_smoothing, tmp_path):

@@ -7,7 +7,6 @@ import shutil
 
 import pytest
 import torch
-from accelerate.state import AcceleratorState
 from transformers import (
     AutoModelForSeq2SeqLM,
     DataCollatorForSeq2Seq,
@@ -27,12 +26,7 @@ from zhen.hub import generation_config_for
 generation_logger = logging.get_logger("transformers.generation.utils")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def fresh_accelerator_state():
-    """Trainer builds an Accelerator, whose process-wide state other modules may have left configured differently."""
-    AcceleratorState._reset_state(True)
-    yield
-    AcceleratorState._reset_state(True)
+pytestmark = pytest.mark.usefixtures("module_accelerator_state")
 
 
 def test_exported_generation_config_leaves_the_length_to_the_user(tiny_model):

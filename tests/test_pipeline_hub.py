@@ -3,10 +3,8 @@ importable, through the Auto classes and `pipeline("translation")`; `zhen-push` 
 
 import copy
 import json
-import os
 import re
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -236,22 +234,9 @@ print(json.dumps({
 """
 
 
-def test_folder_loads_and_translates_without_zhen(hub_folder, tiny_model, tiny_tokenizer, tiny_pairs, tmp_path):
+def test_folder_loads_and_translates_without_zhen(hub_folder, tiny_model, tiny_tokenizer, tiny_pairs, run_without_zhen):
     texts = [en for en, _ in tiny_pairs[:3]]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(tmp_path / "modules")}
-    env.pop("PYTHONPATH", None)
-    result = subprocess.run(
-        [sys.executable, "-c", REMOTE_SCRIPT, str(hub_folder)],
-        input=json.dumps(texts),
-        cwd=tmp_path,  # outside the repository, so that the checkout is not on sys.path either
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    remote = json.loads(result.stdout.strip().splitlines()[-1])
-    assert all(module.startswith("transformers_modules") for module in remote["modules"])
+    remote = run_without_zhen(REMOTE_SCRIPT, hub_folder, texts)
     tiny_tokenizer.src_lang = "en"
     inputs = tiny_tokenizer(texts, return_tensors="pt", padding=True)
     expected = tiny_model.generate(**inputs, forced_bos_token_id=5, max_new_tokens=20)

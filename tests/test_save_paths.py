@@ -3,11 +3,7 @@
 `Trainer.push_to_hub` upload (captured from a fake Hub API). Each is loaded in a fresh process where zhen cannot be
 imported, with `HF_HUB_OFFLINE=1`, and must translate through the Auto classes and `pipeline("translation")`."""
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -31,44 +27,26 @@ print(json.dumps({"modules": [type(model).__module__, type(translator).__module_
 """
 
 
-def translate_without_zhen(folder: Path, texts: list[str], workdir: Path) -> list[dict]:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": str(workdir / "modules")}
-    env.pop("PYTHONPATH", None)
-    result = subprocess.run(
-        [sys.executable, "-c", FRESH_PROCESS, str(folder)],
-        input=json.dumps(texts),
-        cwd=workdir,  # outside the repository, so that the checkout is not on sys.path either
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    remote = json.loads(result.stdout.strip().splitlines()[-1])
-    assert all(module.startswith("transformers_modules") for module in remote["modules"])
-    return remote["pipeline"]
-
-
 @pytest.fixture
 def expected(tiny_model, tiny_tokenizer, tiny_pairs):
     texts = [en for en, _ in tiny_pairs[:3]]
     return texts, [{"translation_text": text} for text in translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh")]
 
 
-def test_save_pretrained(tiny_model, tiny_tokenizer, expected, tmp_path):
+def test_save_pretrained(tiny_model, tiny_tokenizer, expected, tmp_path, run_without_zhen):
     folder = tmp_path / "saved"
     tiny_model.save_pretrained(folder)
     tiny_tokenizer.save_pretrained(folder)
     texts, translations = expected
-    assert translate_without_zhen(folder, texts, tmp_path) == translations
+    assert run_without_zhen(FRESH_PROCESS, folder, texts)["pipeline"] == translations
 
 
-def test_trainer_save_model(tiny_model, tiny_tokenizer, expected, tmp_path):
+def test_trainer_save_model(tiny_model, tiny_tokenizer, expected, tmp_path, run_without_zhen):
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path / "run"), report_to="none", use_cpu=True)
     trainer = Seq2SeqTrainer(model=tiny_model, args=args, processing_class=tiny_tokenizer)
     trainer.save_model(str(tmp_path / "trainer-saved"))
     texts, translations = expected
-    assert translate_without_zhen(tmp_path / "trainer-saved", texts, tmp_path) == translations
+    assert run_without_zhen(FRESH_PROCESS, tmp_path / "trainer-saved", texts)["pipeline"] == translations
 
 
 class FakeHub:
@@ -110,22 +88,22 @@ def _empty_card():
     return ModelCard("---\nlibrary_name: transformers\n---\n")
 
 
-def test_model_and_tokenizer_push_to_hub(tiny_model, tiny_tokenizer, expected, fake_hub, tmp_path):
+def test_model_and_tokenizer_push_to_hub(tiny_model, tiny_tokenizer, expected, fake_hub, run_without_zhen):
     tiny_model.push_to_hub("me/zhen-tiny")
     tiny_tokenizer.push_to_hub("me/zhen-tiny")
     assert {"pipeline_zhen.py", "fast_generation.py", "modeling_zhen.py"} <= {p.name for p in fake_hub.folder.iterdir()}
     texts, translations = expected
-    assert translate_without_zhen(fake_hub.folder, texts, tmp_path) == translations
+    assert run_without_zhen(FRESH_PROCESS, fake_hub.folder, texts)["pipeline"] == translations
 
 
-def test_trainer_push_to_hub(tiny_model, tiny_tokenizer, expected, fake_hub, tmp_path):
+def test_trainer_push_to_hub(tiny_model, tiny_tokenizer, expected, fake_hub, tmp_path, run_without_zhen):
     args = Seq2SeqTrainingArguments(
         output_dir=str(tmp_path / "run"), report_to="none", use_cpu=True, push_to_hub=True, hub_model_id="me/zhen-tiny"
     )
     trainer = Seq2SeqTrainer(model=tiny_model, args=args, processing_class=tiny_tokenizer)
     trainer.push_to_hub()
     texts, translations = expected
-    assert translate_without_zhen(fake_hub.folder, texts, tmp_path) == translations
+    assert run_without_zhen(FRESH_PROCESS, fake_hub.folder, texts)["pipeline"] == translations
 
 
 def test_saved_weights_are_not_changed_by_saving(tiny_model, tmp_path):

@@ -30,12 +30,7 @@ TINY = [
 ]  # fmt: skip
 
 
-@pytest.fixture(autouse=True)
-def fresh_accelerator_state():
-    """Accelerate keeps process-wide state; each in-process run starts from a clean one."""
-    AcceleratorState._reset_state(True)
-    yield
-    AcceleratorState._reset_state(True)
+pytestmark = pytest.mark.usefixtures("fresh_accelerator_state")
 
 
 # --- batching ---------------------------------------------------------------------------------------------------------
