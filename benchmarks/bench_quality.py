@@ -12,7 +12,8 @@ Stages (each training and each evaluation in a fresh process; only training step
    saving a checkpoint every `--eval-every-minutes` worth of steps. zhen-train counts only its optimizer steps against
    `--max-minutes` and records `train_seconds` and `target_tokens_seen` in every checkpoint. No BLEU during training.
 3. Marian: a `MarianMTModel` of zhen's shape and token ids trained with `Seq2SeqTrainer` on zhen's own tokenized
-   examples (its cache: `[src code] … </s>` → `[tgt code] … </s>`, same length filter), `DataCollatorForSeq2Seq
+   examples (its cache: `[src code] … </s>` → `[tgt code] … </s>`, same length filter; with the recipe's
+   `train_weights`, the same mix of corpora as zhen's epochs), `DataCollatorForSeq2Seq
    (label_pad_token_id=-100)`, length-grouped batches of as many sentences as zhen's batches hold on average, fused
    AdamW (0.9, 0.98), clipping 1.0, label smoothing 0.1, bf16 where zhen trains in bf16. Its own recipe: a probe
    measures its step rate, warmup is `--marian-warmup-ratio` of the steps it will take, and the learning rate decays
@@ -279,6 +280,11 @@ def marian_worker(job: dict) -> None:
     tokenizer = AutoTokenizer.from_pretrained(job["setup"]["tokenizer"])
     out = Path(job["out"])
     train, data_source = zhen_training_examples(cfg, tokenizer, out.parent / "zhen")
+    if cfg.train_weights:  # the same mix of corpora as zhen's epochs (its first epoch's draw of any fractions)
+        from zhen.batching import weighted_epoch
+
+        train = train.select(weighted_epoch(train["corpus"], cfg.corpus_weights(), cfg.seed, 0))
+        data_source += f", corpus weights {cfg.train_weights}"
     valid = tokenized_eval_sets(cfg, tokenizer, out.parent / "eval_sets.json")
     zhen_config = build_model(cfg, tokenizer).config
     config = marian_config_like(zhen_config)

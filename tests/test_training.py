@@ -17,7 +17,7 @@ from accelerate.state import AcceleratorState
 from safetensors.torch import load_file, save_file
 
 from zhen import hardware
-from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
+from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches, weighted_epoch
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
 from zhen.commands.train import resolve_config
 from zhen.training import make_scheduler, train
@@ -83,6 +83,17 @@ def test_shards_are_equal_in_count_and_cover_all_batches():
     assert shard_batches(batches, 0, 1) == batches
 
 
+def test_weighted_epoch_repeats_whole_weights_and_draws_fractions_anew_each_epoch():
+    corpus = np.repeat([0, 1, 2], [100, 40, 10])
+    epoch = weighted_epoch(corpus, [2.5, 1.0, 0.3], seed=3, epoch=0)
+    assert np.bincount(corpus[epoch]).tolist() == [250, 40, 3]
+    counts = np.bincount(epoch, minlength=len(corpus))
+    assert set(counts[:100]) == {2, 3} and set(counts[100:140]) == {1} and sorted(set(counts[140:])) == [0, 1]
+    assert np.array_equal(epoch, weighted_epoch(corpus, [2.5, 1.0, 0.3], seed=3, epoch=0))  # resumable
+    assert not np.array_equal(epoch, weighted_epoch(corpus, [2.5, 1.0, 0.3], seed=3, epoch=1))
+    assert np.array_equal(weighted_epoch(corpus, [1, 1, 1], seed=3, epoch=0), np.arange(len(corpus)))
+
+
 def test_collator_pads_inputs_and_masks_labels():
     batch = Seq2SeqCollator(pad_token_id=0)(
         [{"input_ids": [4, 9, 2], "labels": [5, 8, 8, 2]}, {"input_ids": [4, 2], "labels": [5, 2]}]
@@ -130,8 +141,8 @@ def test_config_errors_name_the_problem(tmp_path):
     bad.write_text("learning_rat: 0.1\n")
     with pytest.raises(ValueError, match=r"unknown configuration field\(s\) \['learning_rat'\]"):
         read_config_file(bad)
-    with pytest.raises(ValueError, match="lr_scheduler='linear' is not one of"):
-        TrainingConfig(lr_scheduler="linear")
+    with pytest.raises(ValueError, match="lr_scheduler='polynomial' is not one of"):
+        TrainingConfig(lr_scheduler="polynomial")
     with pytest.raises(ValueError, match="max_tokens=64 cannot hold one example"):
         TrainingConfig(max_tokens=64)
 
@@ -157,6 +168,48 @@ def test_learning_rate_schedules():
     assert cosine[10] == pytest.approx(1.0) and cosine[60] == pytest.approx(0.55) and cosine[110] == pytest.approx(0.1)
     constant = learning_rates(30, 30, warmup_steps=10, lr_scheduler="constant")
     assert constant[5] == pytest.approx(0.5) and constant[10:] == [1.0] * 20
+    linear = learning_rates(111, 110, warmup_steps=10, lr_scheduler="linear")
+    assert linear[5] == pytest.approx(0.5) and linear[60] == pytest.approx(0.5) and linear[110] == 0
+    by_share = learning_rates(101, 100, warmup_steps=7, warmup_ratio=0.2, lr_scheduler="linear")
+    assert by_share[10] == pytest.approx(0.5) and by_share[20] == 1 and by_share[60] == pytest.approx(0.5)
+
+
+def test_a_run_given_minutes_anneals_over_its_minutes():
+    """With `max_minutes` the decay ends with the time budget, whichever of it and the steps runs out first; the
+    warmup can be a share of that budget too. Each step here takes 6 s of a 10-minute budget (100 steps)."""
+    clock = {"seconds": 0.0}
+    optimizer = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    config = TrainingConfig(lr_scheduler="linear", warmup_ratio=0.1, max_minutes=10, max_steps=10_000)
+    scheduler = make_scheduler(optimizer, config, 10_000, elapsed_seconds=lambda: clock["seconds"])
+    rates = []
+    for _ in range(101):
+        rates.append(scheduler.get_last_lr()[0])
+        optimizer.step()
+        clock["seconds"] += 6.0
+        scheduler.step()
+    assert rates[5] == pytest.approx(0.5) and rates[10] == pytest.approx(1.0)
+    assert rates[55] == pytest.approx(0.5) and rates[100] == 0
+    cosine = TrainingConfig(lr_scheduler="cosine", warmup_steps=0, min_lr_ratio=0.1, max_minutes=10)
+    clock["seconds"] = 300.0
+    assert make_scheduler(optimizer, cosine, 10**6, lambda: clock["seconds"]).lr_lambdas[0](1) == pytest.approx(0.55)
+    steps_first = TrainingConfig(lr_scheduler="linear", warmup_steps=0, max_minutes=10)
+    assert make_scheduler(optimizer, steps_first, 4, lambda: clock["seconds"]).lr_lambdas[0](3) == pytest.approx(0.25)
+
+
+def test_train_weights_name_training_corpora(tmp_path):
+    files = ["data/tatoeba/train.jsonl.gz", "data/news/train.jsonl.gz", "mine=extra.tsv"]
+    config = TrainingConfig(train_files=files, train_weights={"tatoeba": "4", "mine": 0.5})
+    assert config.corpus_weights() == [4.0, 1.0, 0.5]
+    with pytest.raises(ValueError, match=r"names 'wiki', which is not a training corpus: .*'mine', 'news', 'tatoeba'"):
+        TrainingConfig(train_files=files, train_weights={"wiki": 2})
+    with pytest.raises(ValueError, match=r"train_weights.news=0.0 is out of range: it must be > 0"):
+        TrainingConfig(train_files=files, train_weights={"news": 0})
+    with pytest.raises(ValueError, match="give train_files"):
+        TrainingConfig(train_weights={"news": 2})
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text("train_weights: {tatoeba: 4}\n")
+    config = resolve_config(["--config", str(recipe), "--train-files", *files, "--train-weights", "news=2"])
+    assert config.train_weights == {"tatoeba": 4.0, "news": 2.0}
 
 
 # --- bad input --------------------------------------------------------------------------------------------------------
@@ -279,6 +332,37 @@ def test_sample_recipe_end_to_end_on_every_cpu(tmp_path, mixed_precision, cpu_bf
     assert model.generation_config.num_beams == 4
     [output] = zhen.translate(["I like tea."], model=model, tokenizer=tokenizer, src_lang="en", tgt_lang="zh")
     assert isinstance(output, str)
+
+
+def test_train_weights_set_each_corpus_share_of_an_epoch(tmp_path, caplog):
+    """Two corpora, the first weighted 3x and the second 0.5x: every epoch's batches hold each example of the first
+    three times and half of the second, a different half each epoch; the run trains and anneals over its minutes."""
+    from zhen.data import load_sample
+    from zhen.training import ZhenTrainer, build_model, check_output_dir, make_accelerator, prepare_data
+
+    pairs = load_sample("train")
+    for name, part in (("everyday", pairs.select(range(0, 300))), ("more", pairs.select(range(300, 500)))):
+        (tmp_path / name).mkdir()
+        part.to_json(tmp_path / name / "train.jsonl", force_ascii=False)
+    args = ["--train-files", str(tmp_path / "everyday" / "train.jsonl"), str(tmp_path / "more" / "train.jsonl"),
+            "--train-weights", "everyday=3", "more=0.5", "--output-dir", str(tmp_path / "run"), "--max-steps", "3",
+            "--eval-steps", "3", "--save-steps", "3", "--lr-scheduler", "linear", "--warmup-ratio", "0.1",
+            "--max-minutes", "5", *TINY]  # fmt: skip
+    config = resolve_config(args)
+    output_dir = check_output_dir(config)
+    accelerator = make_accelerator(config)
+    data, tokenizer = prepare_data(config, accelerator, output_dir)
+    trainer = ZhenTrainer(config, accelerator, build_model(config, tokenizer), tokenizer, data, output_dir)
+    corpus = np.asarray(data.train["corpus"])
+    sizes = np.bincount(corpus)
+    epochs = [np.concatenate(trainer.epoch_batches(epoch)) for epoch in range(2)]
+    for epoch in epochs:
+        assert np.bincount(corpus[epoch]).tolist() == [3 * sizes[0], round(0.5 * sizes[1])]
+        assert set(np.bincount(epoch[corpus[epoch] == 0])[corpus == 0]) == {3}
+    assert set(epochs[0][corpus[epochs[0]] == 1]) != set(epochs[1][corpus[epochs[1]] == 1])
+    assert trainer.describe_epoch_mix().startswith(f"An epoch holds everyday 3x ({3 * sizes[0]:,} examples), more 0.5x")
+    trainer.fit()
+    assert trainer.state.step == 3 and trainer.scheduler.get_last_lr()[0] == 0  # the run ended at its last step
 
 
 def test_a_model_with_a_deeper_encoder_than_decoder_trains_and_exports(tmp_path):

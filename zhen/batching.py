@@ -40,6 +40,22 @@ def token_budget_batches(
     return batches
 
 
+def weighted_epoch(corpus, weights, seed: int, epoch: int) -> np.ndarray:
+    """Indices of the examples one epoch holds when each corpus is sampled by its weight: `corpus[i]` is example
+    `i`'s corpus, `weights[c]` how many times over corpus `c` goes into an epoch. The whole part of a weight repeats
+    every example; the fraction adds that share of the corpus, drawn without replacement anew each epoch (and a
+    weight below 1 is only that share). A pure function of `(seed, epoch)`, like the batches."""
+    corpus = np.asarray(corpus)
+    rng = np.random.default_rng([seed, epoch, 1])
+    parts = []
+    for c, weight in enumerate(weights):
+        members = np.flatnonzero(corpus == c)
+        whole, fraction = divmod(float(weight), 1.0)
+        parts += [members] * int(whole)
+        parts.append(rng.choice(members, size=round(fraction * len(members)), replace=False))
+    return np.sort(np.concatenate(parts)) if parts else np.arange(0)
+
+
 def shard_batches(batches: list[list[int]], rank: int, world_size: int) -> list[list[int]]:
     """This process's share of the epoch's batches. Every process gets the same number of batches (DDP steps in
     lockstep): when the count does not divide evenly, the first batches are reused to fill the last round."""

@@ -737,8 +737,8 @@ def make_directions(pairs: datasets.Dataset, directions: str | Sequence[str] = (
             Any of `"en-zh"`, `"zh-en"` and `"both"` (which means `"en-zh"` and `"zh-en"`).
 
     Returns:
-        `datasets.Dataset` with columns `src_text`, `tgt_text`, `src_lang` and `tgt_lang` (`"en"` or `"zh"`): all pairs
-        in the first direction, then all in the second. Shuffle before training.
+        `datasets.Dataset` with columns `src_text`, `tgt_text`, `src_lang` and `tgt_lang` (`"en"` or `"zh"`), and any
+        other columns of `pairs`: all pairs in the first direction, then all in the second. Shuffle before training.
     """
     names = [directions] if isinstance(directions, str) else list(directions)
     unknown = [name for name in names if name not in DIRECTIONS]
@@ -753,7 +753,7 @@ def _one_direction(pairs: datasets.Dataset, src: str, tgt: str) -> datasets.Data
     return pairs.map(
         _direction_batch,
         batched=True,
-        remove_columns=pairs.column_names,
+        remove_columns=["en", "zh"],  # other columns (a training pair's `corpus`) stay
         fn_kwargs={"src": src, "tgt": tgt},
         desc=f"Making {src}-{tgt} examples",
     )
@@ -832,11 +832,11 @@ def load_run_pairs(config: TrainingConfig) -> tuple[datasets.Dataset, dict[str, 
             )
         summary["train_source"] = f"{config.dataset} ({config.dataset_config}, {config.train_split})"
     else:
-        train, report = load_parallel(config.train_files, return_report=True, **load)
+        train, skipped = load_corpora(named_files(config.train_files, "train"), load)
         summary["train_source"] = ", ".join(config.train_files)
-        summary["malformed_lines_skipped"] = report.skipped
+        summary["malformed_lines_skipped"] = skipped
         valid = {}
-    for name, path in named_valid_files(config.valid_files or []).items():
+    for name, path in named_files(config.valid_files or [], "valid").items():
         valid[name] = load_parallel(path, **load)
     if not valid:
         split = train.train_test_split(test_size=min(config.valid_size, len(train) // 10), seed=config.seed)
@@ -845,14 +845,27 @@ def load_run_pairs(config: TrainingConfig) -> tuple[datasets.Dataset, dict[str, 
     return train, valid, summary
 
 
-def named_valid_files(entries: list[str]) -> dict[str, str]:
+def named_files(entries: list[str], default: str) -> dict[str, str]:
+    """`{name: path}` of `name=path` or `path` entries; a path is named by its folder (or `default`), a name taken
+    twice gets a suffix (`news`, `news-1`)."""
     named = {}
     for entry in entries:
-        name, _, path = entry.rpartition("=") if "=" in entry else (Path(entry).parent.name or "valid", "", entry)
+        name, _, path = entry.rpartition("=") if "=" in entry else (Path(entry).parent.name or default, "", entry)
         if name in named:
             name = f"{name}-{len(named)}"
         named[name] = path
     return named
+
+
+def load_corpora(files: dict[str, str], load: dict) -> tuple[datasets.Dataset, int]:
+    """The pairs of every named training file, with a `corpus` column (the file's position in `files`) that
+    `train_weights` samples by; returns them and the number of malformed lines skipped."""
+    parts, skipped = [], 0
+    for corpus, path in enumerate(files.values()):
+        pairs, report = load_parallel(path, return_report=True, **load)
+        parts.append(pairs.add_column("corpus", [corpus] * len(pairs)))
+        skipped += report.skipped
+    return datasets.concatenate_datasets(parts), skipped
 
 
 def drop_empty(pairs: datasets.Dataset) -> datasets.Dataset:
@@ -896,7 +909,7 @@ def tokenize_examples(config: TrainingConfig, examples, tokenizer) -> tuple[data
         tokenize_batch,
         batched=True,
         num_proc=config.num_proc,
-        remove_columns=examples.column_names,
+        remove_columns=[name for name in examples.column_names if name != "corpus"],
         fn_kwargs={"tokenizer": tokenizer, "lang_ids": lang_ids, "eos": tokenizer.eos_token_id},
         desc="Tokenizing",
     )
@@ -912,8 +925,8 @@ def cache_key(config: TrainingConfig, tokenizer) -> str:
         stat = Path(path).stat()
         return [str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns]
 
-    sources = [file_id(p) for p in (config.train_files or [])]
-    sources += [file_id(p) for p in named_valid_files(config.valid_files or []).values()]
+    sources = [file_id(p) for p in named_files(config.train_files or [], "train").values()]
+    sources += [file_id(p) for p in named_files(config.valid_files or [], "valid").values()]
     relevant = {
         key: getattr(config, key)
         for key in (
@@ -923,6 +936,7 @@ def cache_key(config: TrainingConfig, tokenizer) -> str:
         )
     }  # fmt: skip
     relevant["sources"] = sources
+    relevant["layout"] = 2  # 2: training examples carry their corpus
     if config.uses_sample_data:
         relevant["sample"] = [file_id(sample_corpus_path(split)) for split in ("train", "validation")]
     relevant["tokenizer"] = hashlib.sha256(tokenizer.backend_tokenizer.to_str().encode()).hexdigest()

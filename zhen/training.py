@@ -21,14 +21,9 @@ from accelerate import Accelerator
 from accelerate.logging import get_logger
 from accelerate.utils import DistributedType, gather_object, set_seed
 from tqdm.auto import tqdm
-from transformers.optimization import (
-    get_constant_schedule_with_warmup,
-    get_cosine_with_min_lr_schedule_with_warmup,
-    get_inverse_sqrt_schedule,
-)
 
 from . import hardware
-from .batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches
+from .batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches, weighted_epoch
 from .checkpointing import (
     average_checkpoints,
     checkpoint_steps,
@@ -38,7 +33,7 @@ from .checkpointing import (
     write_json_atomic,
 )
 from .configuration_zhen import ZhenConfig
-from .data import TrainingData, prepare_data, simplify_chinese
+from .data import TrainingData, named_files, prepare_data, simplify_chinese
 from .evaluation import score
 from .fast_training import FastTraining
 from .hub import export_checkpoint, generation_config_for, push_to_hub
@@ -120,17 +115,45 @@ def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGenerati
 # ---------------------------------------------------------------------------------------------------------------------
 
 
-def make_scheduler(optimizer, config: TrainingConfig, total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
-    """Transformers' schedules, stepped once per optimizer step: linear warmup from 0 over `warmup_steps`, then the
-    inverse square root of the Transformer paper, a cosine to `min_lr_ratio` of the peak, or constant."""
-    warmup = max(config.warmup_steps, 0)
-    if config.lr_scheduler == "inverse_sqrt":
-        return get_inverse_sqrt_schedule(optimizer, num_warmup_steps=warmup, timescale=max(warmup, 1))
-    if config.lr_scheduler == "cosine":
-        return get_cosine_with_min_lr_schedule_with_warmup(
-            optimizer, num_warmup_steps=warmup, num_training_steps=total_steps, min_lr_rate=config.min_lr_ratio
-        )
-    return get_constant_schedule_with_warmup(optimizer, num_warmup_steps=warmup)
+def make_scheduler(
+    optimizer, config: TrainingConfig, total_steps: int, elapsed_seconds=lambda: 0.0
+) -> torch.optim.lr_scheduler.LambdaLR:
+    """The learning rate of each optimizer step: a linear warmup from 0, then the inverse square root of the
+    Transformer paper, a cosine or linear decay to `min_lr_ratio` of the peak at the end of training, or constant.
+
+    Training ends at `total_steps` or at the end of the `max_minutes` budget, whichever comes first: its progress is
+    the larger of the share of steps done and the share of the budget spent (`elapsed_seconds()` of training steps).
+    So a run given only minutes anneals over its minutes, whatever the machine's speed. The warmup is `warmup_steps`,
+    or with `warmup_ratio` that share of the progress; after a warmup in steps the inverse square root is in steps
+    (`sqrt(warmup_steps / step)`, as Transformers' schedule), after one in progress it is in progress."""
+    budget = 60 * config.max_minutes if config.max_minutes else math.inf
+    ratio, warmup = config.warmup_ratio, max(config.warmup_steps, 0)
+
+    def progress(step: int) -> float:
+        return min(max(step / max(total_steps, 1), elapsed_seconds() / budget), 1.0)
+
+    def factor(step: int) -> float:
+        if ratio is not None:  # warmup, decay and the inverse square root all in progress
+            done = progress(step)
+            warmed = since_peak = done / ratio if ratio else 1.0
+            after = (done - ratio) / (1 - ratio)
+        else:
+            warmed = step / warmup if warmup else 1.0
+            since_peak = (step + max(warmup, 1) - warmup) / max(warmup, 1)
+            after = max((step - warmup) / max(total_steps - warmup, 1), elapsed_seconds() / budget)
+        if warmed < 1.0:
+            return warmed
+        if config.lr_scheduler == "inverse_sqrt":
+            return 1.0 / math.sqrt(since_peak)
+        if config.lr_scheduler == "constant":
+            return 1.0
+        decay = DECAYS[config.lr_scheduler](min(max(after, 0.0), 1.0))
+        return config.min_lr_ratio + (1 - config.min_lr_ratio) * decay
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+DECAYS = {"cosine": lambda progress: 0.5 * (1 + math.cos(math.pi * progress)), "linear": lambda progress: 1 - progress}
 
 
 def make_optimizer(model, config: TrainingConfig) -> torch.optim.Optimizer:
@@ -197,12 +220,14 @@ class ZhenTrainer:
         if len(self.source_lengths) == 0:
             raise ValueError("No training examples are left after cleaning and length filtering; check the data.")
         self.state = TrainerState()
+        self.corpus = np.asarray(data.train["corpus"]) if "corpus" in data.train.column_names else None
         self.steps_per_epoch = math.ceil(len(self.epoch_batches(0)) / config.gradient_accumulation_steps)
         self.total_steps = config.max_steps or math.ceil(config.num_epochs * self.steps_per_epoch)
         # Switched on before `prepare`, which may wrap the model's modules (FSDP).
         self.fast = FastTraining(model, mixed_precision=accelerator.mixed_precision)
         optimizer = make_optimizer(model, config)
-        self.scheduler = make_scheduler(optimizer, config, self.total_steps)
+        self.since_log = TrainingWindow()
+        self.scheduler = make_scheduler(optimizer, config, self.total_steps, self.elapsed_seconds)
         # The scheduler is stepped here once per optimizer step, not by Accelerate (which would step it once per
         # process), and checkpointed with the rest.
         self.model, self.optimizer = accelerator.prepare(model, optimizer)
@@ -211,10 +236,29 @@ class ZhenTrainer:
     # --- data order
 
     def epoch_batches(self, epoch: int) -> list[list[int]]:
+        config, examples = self.config, None
+        if config.train_weights and self.corpus is not None:
+            examples = weighted_epoch(self.corpus, config.corpus_weights(), config.seed, epoch)
+        pick = slice(None) if examples is None else examples
         batches = token_budget_batches(
-            self.source_lengths, self.target_lengths, self.config.max_tokens, self.config.seed, epoch
+            self.source_lengths[pick], self.target_lengths[pick], config.max_tokens, config.seed, epoch
         )
+        if examples is not None:
+            batches = [examples[batch].tolist() for batch in batches]
         return shard_batches(batches, self.accelerator.process_index, self.accelerator.num_processes)
+
+    def describe_epoch_mix(self) -> str:
+        """What an epoch holds of each training corpus, e.g. `tatoeba 4x (225,688 examples), news 1x (51,276)`."""
+        if self.corpus is None or not self.config.train_files:
+            return ""
+        counts = np.bincount(self.corpus, minlength=len(self.config.train_files))
+        names, weights = named_files(self.config.train_files, "train"), self.config.corpus_weights()
+        parts = [f"{name} {w:g}x ({round(w * n):,} examples)" for name, w, n in zip(names, weights, counts)]
+        return "An epoch holds " + ", ".join(parts)
+
+    def elapsed_seconds(self) -> float:
+        """Seconds of training steps so far, over resumes."""
+        return self.state.train_seconds + self.since_log.seconds
 
     def windows(self):
         """Yield the micro-batches of each optimizer step, epoch after epoch, from where the state says."""
@@ -369,8 +413,8 @@ class ZhenTrainer:
         checkpoint, self.state = found
         logger.info(f"Resumed from {checkpoint} (step {self.state.step}, epoch {self.state.epoch})")
 
-    def log_training(self, window: "TrainingWindow", progress) -> None:
-        state = self.state
+    def log_training(self, progress) -> None:
+        state, window = self.state, self.since_log
         entry = {
             "type": "train",
             "step": state.step,
@@ -380,6 +424,7 @@ class ZhenTrainer:
             "epoch": state.epoch,
         }
         state.train_seconds += window.seconds
+        self.since_log = TrainingWindow()
         state.history.append(entry)
         self.accelerator.log({f"train/{k}": v for k, v in entry.items() if k != "type"}, step=state.step)
         progress.set_postfix(
@@ -398,7 +443,7 @@ class ZhenTrainer:
         progress = tqdm(
             total=self.total_steps, initial=state.step, desc="Training", disable=not accelerator.is_local_main_process
         )
-        window, last_eval = TrainingWindow(), None
+        last_eval = None
         windows = self.windows()
         stop = state.step >= self.total_steps
         if stop:  # resumed a finished run: nothing to train, export what it found best
@@ -408,14 +453,13 @@ class ZhenTrainer:
             loss_sum, tokens = self.train_step(next(windows))
             if accelerator.num_processes > 1:
                 loss_sum = accelerator.reduce(loss_sum, "mean")
-            window.add(float(loss_sum), tokens, time.monotonic() - started)
+            self.since_log.add(float(loss_sum), tokens, time.monotonic() - started)
             state.step += 1
             state.target_tokens_seen += tokens
             progress.update(1)
-            stop = state.step >= self.total_steps or state.train_seconds + window.seconds >= budget
+            stop = state.step >= self.total_steps or self.elapsed_seconds() >= budget
             if state.step % config.logging_steps == 0 or stop:
-                self.log_training(window, progress)
-                window = TrainingWindow()
+                self.log_training(progress)
             if state.step % config.eval_steps == 0 or stop:
                 last_eval = self.evaluate()
                 stop = self.record_evaluation(last_eval) or stop
@@ -534,6 +578,7 @@ def describe_run(trainer: ZhenTrainer, accelerator: Accelerator) -> str:
         f"Validation sets: {data.summary.get('valid_sets')}",
         f"Model: {model.num_parameters():,} parameters, {model.config.position_embedding_type} positions, "
         f"{'pre' if model.config.normalize_before else 'post'}-norm, vocab {model.config.vocab_size}",
+        trainer.describe_epoch_mix(),
         f"{len(batches)} batches per epoch and process (max_tokens={trainer.config.max_tokens}), padding "
         f"{padding_fraction(batches, trainer.source_lengths, trainer.target_lengths):.1%}; {trainer.total_steps} steps",
         f"Device {accelerator.device}, {accelerator.num_processes} process(es), "

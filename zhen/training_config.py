@@ -38,7 +38,7 @@ SAMPLE_RECIPE = Path(__file__).parent / "sample_data" / "sample_recipe.yaml"
 RECIPES_DIR = Path(__file__).parent / "recipes"  # recipes shipped with zhen, found by name (`--config cpu-bf16`)
 RECORD_FILE = "training_config.json"
 TRAINED_TOKENIZER_DIR = "tokenizer"  # where a run keeps the tokenizer it trained (zhen.data.TOKENIZER_DIR)
-SCHEDULERS = ("inverse_sqrt", "cosine", "constant")
+SCHEDULERS = ("inverse_sqrt", "cosine", "linear", "constant")
 MIXED_PRECISION = ("auto", "no", "bf16", "fp16")
 ATTN_IMPLEMENTATIONS = ("eager", "sdpa", "flash_attention_2", "flash_attention_3", "flex_attention")
 # model_overrides keys the trainer sets itself, with the option that sets them.
@@ -62,7 +62,15 @@ class TrainingConfig:
     """Everything a training run needs. Field names are the CLI flags (`max_tokens` is `--max-tokens`)."""
 
     # --- data
-    train_files: list[str] | None = _help("Training corpora (JSON Lines/TSV/Parquet, .gz ok).", default=None)
+    train_files: list[str] | None = _help(
+        "Training corpora (JSON Lines/TSV/Parquet, .gz ok); `name=path` names one (default name: the file's folder).",
+        default=None,
+    )
+    train_weights: dict[str, float] = _help(
+        "Sampling weight per training corpus, by name (tatoeba=4): an epoch holds that corpus this many times over "
+        "(a fraction: that share of it, drawn anew each epoch). Unnamed corpora have weight 1.",
+        default_factory=dict,
+    )
     valid_files: list[str] | None = _help(
         "Validation sets, each scored on its own; `name=path` names one (default name: the file's folder).",
         default=None,
@@ -112,8 +120,17 @@ class TrainingConfig:
         default=None,
     )
     learning_rate: float = _help("Peak learning rate.", default=7e-4)
-    lr_scheduler: str = _help("inverse_sqrt (the Transformer paper's), cosine or constant.", default="inverse_sqrt")
+    lr_scheduler: str = _help(
+        "inverse_sqrt (the Transformer paper's), cosine, linear (both decay to min_lr_ratio at the end of max_steps, "
+        "or of max_minutes when that comes first) or constant.",
+        default="inverse_sqrt",
+    )
     warmup_steps: int = _help("Linear warmup steps.", default=4000)
+    warmup_ratio: float | None = _help(
+        "Warm up over this share of the training (of max_steps, or of max_minutes when that ends first) instead of "
+        "warmup_steps.",
+        default=None,
+    )
     min_lr_ratio: float = _help("Cosine schedule floor, as a fraction of the peak.", default=0.0)
     weight_decay: float = _help("AdamW weight decay.", default=0.0)
     adam_beta1: float = _help("AdamW beta1.", default=0.9)
@@ -162,6 +179,7 @@ class TrainingConfig:
             raise ValueError(f"directions={self.directions!r} is not one of en-zh, zh-en, both.")
         if self.train_files and self.dataset:
             raise ValueError("Give training data either as train_files or as a Hub dataset, not both.")
+        self._check_train_weights()
         if self.max_tokens < max(self.max_source_length, self.max_target_length):
             raise ValueError(
                 f"max_tokens={self.max_tokens} cannot hold one example of max_source_length={self.max_source_length}"
@@ -187,6 +205,33 @@ class TrainingConfig:
                 f"vocab_size={self.vocab_size} leaves no room for learned tokens: {len(RESERVED_TOKENS)} ids are taken "
                 "by the special and byte tokens. Use a few thousand or more."
             )
+
+    def _check_train_weights(self):
+        if not self.train_weights:
+            return
+        if not self.train_files:
+            raise ValueError(
+                f"train_weights {self.train_weights} weigh training files against each other; give train_files."
+            )
+        from .data import named_files
+
+        names = sorted(named_files(self.train_files, "train"))
+        for name, weight in self.train_weights.items():
+            if name not in names:
+                raise ValueError(
+                    f"train_weights names {name!r}, which is not a training corpus: the corpora are {names} (named "
+                    "by their folder, or `name=path` in train_files)."
+                )
+            weight = coerce(f"train_weights.{name}", weight, float)
+            if weight <= 0:
+                raise ValueError(f"train_weights.{name}={weight!r} is out of range: it must be > 0.")
+            self.train_weights[name] = weight
+
+    def corpus_weights(self) -> list[float]:
+        """The sampling weight of each training file, in the order of `train_files`."""
+        from .data import named_files
+
+        return [self.train_weights.get(name, 1.0) for name in named_files(self.train_files or [], "train")]
 
     def _check_model_overrides(self):
         fields = zhen_config_fields()
@@ -217,7 +262,8 @@ class TrainingConfig:
 
     def check_files(self):
         """Fail before any work on files and folders the run reads that do not exist."""
-        for path in self.train_files or []:
+        for entry in self.train_files or []:
+            path = entry.rpartition("=")[2] if "=" in entry else entry
             if not Path(path).is_file():
                 raise FileNotFoundError(f"Training file not found: {path} (--train-files).")
         for entry in self.valid_files or []:
@@ -271,17 +317,19 @@ RANGES = {
     ),
     **dict.fromkeys(("label_smoothing", "dropout", "adam_beta1", "adam_beta2"), (_below_one, "in [0, 1)")),
     "min_lr_ratio": (lambda value: 0 <= value <= 1, "in [0, 1]"),
+    "warmup_ratio": (lambda value: 0 <= value < 1, "in [0, 1)"),
     "max_length_ratio": (lambda value: value >= 1, ">= 1 (the longer side over the shorter)"),
 }  # fmt: skip
 
 # What a resumed run cannot change: its checkpoints were made with these (the data and its order, the tokenizer, the
 # model's shape, the optimizer's hyperparameters, which its saved state would silently restore, the schedule's shape).
 FIXED_ON_RESUME = frozenset(
-    {"train_files", "valid_files", "dataset", "dataset_config", "train_split", "valid_split", "en_column",
-     "zh_column", "skip_malformed", "directions", "simplify_chinese", "max_chars", "max_length_ratio",
+    {"train_files", "train_weights", "valid_files", "dataset", "dataset_config", "train_split", "valid_split",
+     "en_column", "zh_column", "skip_malformed", "directions", "simplify_chinese", "max_chars", "max_length_ratio",
      "max_source_length", "max_target_length", "valid_size", "tokenizer", "vocab_size", "tokenizer_min_frequency",
      "preset", "model_overrides", "init_from", "seed", "max_tokens", "gradient_accumulation_steps", "learning_rate",
-     "lr_scheduler", "warmup_steps", "min_lr_ratio", "weight_decay", "adam_beta1", "adam_beta2", "adam_epsilon"}
+     "lr_scheduler", "warmup_steps", "warmup_ratio", "min_lr_ratio", "weight_decay", "adam_beta1", "adam_beta2",
+     "adam_epsilon"}
 )  # fmt: skip
 # What a resumed run may change: applied from the resume on, listed in the log and recorded.
 CHANGEABLE_ON_RESUME = frozenset(
@@ -434,7 +482,7 @@ def recipe_path(name_or_path: str | Path) -> Path:
 def make_config(values: dict[str, Any] | None = None, config_file: str | Path | None = None) -> TrainingConfig:
     """A run's configuration: the defaults (or the sample recipe when no data is named, or the recorded configuration
     of a resumed run) < a YAML/JSON `config_file` < `values`, field by field; `model_overrides` merge key by key along
-    the same order. Every value is checked before any work.
+    the same order, as do `train_weights`. Every value is checked before any work.
 
     With `resume`, the configuration recorded in `<output_dir>/training_config.json` replaces the defaults and the
     sample recipe, so a resumed run is the recorded one plus what is given ([`check_resumed_config`] decides which
@@ -451,7 +499,8 @@ def make_config(values: dict[str, Any] | None = None, config_file: str | Path | 
     given = [read_config_file(config_file) if config_file is not None else {}, dict(values or {})]
     layers = [_base_values(given), *given]
     merged = {key: value for layer in layers for key, value in layer.items()}
-    merged["model_overrides"] = {k: v for layer in layers for k, v in (layer.get("model_overrides") or {}).items()}
+    for name in ("model_overrides", "train_weights"):
+        merged[name] = {k: v for layer in layers for k, v in (layer.get(name) or {}).items()}
     return TrainingConfig(**merged)
 
 

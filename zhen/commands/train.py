@@ -52,8 +52,9 @@ def resolve_config(argv: list[str] | None = None) -> TrainingConfig:
     values = vars(build_parser().parse_args(argv))
     values.pop("debug", None)
     config_file = values.pop("config", None)
-    if "model_overrides" in values:
-        values["model_overrides"] = dict(values["model_overrides"])
+    for name in ("model_overrides", "train_weights"):
+        if name in values:
+            values[name] = dict(values[name])
     return make_config(values, config_file)
 
 
