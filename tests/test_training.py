@@ -124,9 +124,10 @@ def test_no_data_means_the_sample_recipe():
 
 
 def test_shipped_recipes_are_found_by_name_and_files_win(tmp_path, monkeypatch):
-    config = resolve_config(["--config", "small-cpu", "--train-files", "a.jsonl", "--max-minutes", "30"])
-    assert config.preset == "small" and config.max_tokens == 3072 and config.vocab_size == 16000
-    assert config.max_minutes == 30 and config.train_files == ["a.jsonl"]
+    config = resolve_config(["--config", "small-cpu", "--train-files", "a.jsonl", "--max-minutes", "120"])
+    assert config.preset == "small" and config.vocab_size == 16000 and config.lr_scheduler == "linear"
+    assert config.max_minutes == 120 and config.warmup_ratio == 0.3  # the flag wins, the recipe fills the rest
+    assert config.train_files == ["a.jsonl"] and read_config_file("small-cpu")["max_minutes"] == 30
     for recipe in RECIPES_DIR.glob("*.yaml"):  # every shipped recipe holds only known fields with valid values
         make_config(read_config_file(recipe.stem) | {"train_files": ["a.jsonl"]})
     monkeypatch.chdir(tmp_path)
