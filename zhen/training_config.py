@@ -262,14 +262,11 @@ class TrainingConfig:
 
     def check_files(self):
         """Fail before any work on files and folders the run reads that do not exist."""
-        for entry in self.train_files or []:
-            path = entry.rpartition("=")[2] if "=" in entry else entry
-            if not Path(path).is_file():
-                raise FileNotFoundError(f"Training file not found: {path} (--train-files).")
-        for entry in self.valid_files or []:
-            path = entry.rpartition("=")[2] if "=" in entry else entry
-            if not Path(path).is_file():
-                raise FileNotFoundError(f"Validation file not found: {path} (--valid-files).")
+        for kind, flag, entries in (("Training", "train", self.train_files), ("Validation", "valid", self.valid_files)):
+            for entry in entries or []:
+                path = entry.rpartition("=")[2] if "=" in entry else entry
+                if not Path(path).is_file():
+                    raise FileNotFoundError(f"{kind} file not found: {path} (--{flag}-files).")
         for name in ("tokenizer", "init_from"):
             path = getattr(self, name)
             if path and not os.path.isdir(path) and is_clearly_a_path(path):
