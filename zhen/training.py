@@ -129,8 +129,9 @@ def make_scheduler(
     budget = 60 * config.max_minutes if config.max_minutes else math.inf
     ratio, warmup = config.warmup_ratio, max(config.warmup_steps, 0)
 
-    def progress(step: int) -> float:
-        return min(max(step / max(total_steps, 1), elapsed_seconds() / budget), 1.0)
+    def progress(step: int, start: int = 0) -> float:
+        """Share of the training from step `start` on that is done, by steps or by time, whichever is further."""
+        return min(max((step - start) / max(total_steps - start, 1), elapsed_seconds() / budget), 1.0)
 
     def factor(step: int) -> float:
         if ratio is not None:  # warmup, decay and the inverse square root all in progress
@@ -140,7 +141,7 @@ def make_scheduler(
         else:
             warmed = step / warmup if warmup else 1.0
             since_peak = (step + max(warmup, 1) - warmup) / max(warmup, 1)
-            after = max((step - warmup) / max(total_steps - warmup, 1), elapsed_seconds() / budget)
+            after = progress(step, warmup)
         if warmed < 1.0:
             return warmed
         if config.lr_scheduler == "inverse_sqrt":
