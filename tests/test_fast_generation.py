@@ -236,15 +236,19 @@ def test_another_checkpoint_loaded_into_the_same_process_is_not_served_the_first
 
 @pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
 @pytest.mark.parametrize("mkl_packing", ["on", "off"])
-def test_bf16_autocast_decoding_runs_on_every_cpu(cpu_bf16, mkl_packing):
+@pytest.mark.parametrize("onednn_packing", ["on", "off"])
+def test_bf16_autocast_decoding_runs_on_every_cpu(cpu_bf16, mkl_packing, onednn_packing):
     """Validation during bf16 training translates under bf16 autocast; on a CPU with native bf16 the packed float32
     weights met bf16 activations and crashed. Every branch must run and agree with `model.generate` under the same
     autocast on nearly every token (bf16 rounds differently in the two attention implementations)."""
     if mkl_packing == "on" and hardware.detected().mkl_packing == "off":
         pytest.skip("this PyTorch build has no MKL")
+    if onednn_packing == "on" and hardware.detected().onednn_packing == "off":
+        pytest.skip("this PyTorch build has no oneDNN")
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
-    with hardware.forced(cpu_bf16=cpu_bf16, mkl_packing=mkl_packing), torch.autocast("cpu", dtype=torch.bfloat16):
+    machine = dict(cpu_bf16=cpu_bf16, mkl_packing=mkl_packing, onednn_packing=onednn_packing)
+    with hardware.forced(**machine), torch.autocast("cpu", dtype=torch.bfloat16):
         out = translate_ids(model, input_ids, attention_mask)
         reference = expected_ids(model, input_ids, attention_mask)
     assert out.shape[0] == reference.shape[0] and (out[:, :2] == reference[:, :2]).all()
@@ -304,15 +308,38 @@ def test_session_weights_follow_the_machine(machine, expected):
     assert not {Bf16Linear, PackedLinear} & {type(m) for m in model.modules()}
 
 
-def test_bf16_linear_multiplies_in_bf16_and_returns_float32():
+@pytest.mark.parametrize("onednn_packing", ["on", "off"])
+def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing):
+    if onednn_packing == "on" and hardware.detected().onednn_packing == "off":
+        pytest.skip("this PyTorch build has no oneDNN")
     torch.manual_seed(0)
-    linear = torch.nn.Linear(64, 300)
-    x = torch.randn(8, 64)
-    y = Bf16Linear(linear)(x)
-    assert y.dtype == torch.float32
-    reference = torch.nn.functional.linear(x.bfloat16(), linear.weight.bfloat16(), linear.bias.bfloat16()).float()
-    torch.testing.assert_close(y, reference)
-    torch.testing.assert_close(y, linear(x), rtol=2e-2, atol=2e-2)
+    for linear in (torch.nn.Linear(64, 300), torch.nn.Linear(64, 300, bias=False)):
+        with hardware.forced(onednn_packing=onednn_packing):
+            session_linear = Bf16Linear(linear)
+        assert session_linear.packed == (onednn_packing == "on")
+        bias = None if linear.bias is None else linear.bias.bfloat16()
+        for x in (torch.randn(8, 64), torch.randn(5, 1, 64), torch.randn(300, 64)):  # decoding rows, beams, many rows
+            y = session_linear(x)
+            assert y.dtype == torch.float32 and y.shape == (*x.shape[:-1], 300)
+            # packed or not, exactly the plain bf16 product
+            assert torch.equal(y, torch.nn.functional.linear(x.bfloat16(), linear.weight.bfloat16(), bias).float())
+            torch.testing.assert_close(y, linear(x), rtol=2e-2, atol=2e-2)
+        with torch.autocast("cpu", dtype=torch.bfloat16):  # under autocast: the module's own product
+            assert torch.equal(session_linear(x), linear(x))
+
+
+@pytest.mark.skipif(hardware.detected().onednn_packing == "off", reason="this PyTorch build has no oneDNN")
+@pytest.mark.parametrize("num_beams", [1, 3])
+def test_packed_bf16_session_decodes_exactly_as_the_unpacked_one(num_beams):
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    ids = {}
+    for packing in ("on", "off"):
+        with hardware.forced(onednn_packing=packing), FastDecoder(model, weights="bf16") as decoder:
+            assert all(m.packed == (packing == "on") for m in model.modules() if isinstance(m, Bf16Linear))
+            ids[packing] = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8,
+                                            num_beams=num_beams)  # fmt: skip
+    assert torch.equal(ids["on"], ids["off"])
 
 
 def test_bf16_session_translates_a_trained_model_as_float32_does(tiny_model, tiny_tokenizer, tiny_pairs):

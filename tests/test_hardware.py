@@ -18,9 +18,10 @@ def test_forced_values_apply_inside_the_block_only():
 
 
 def test_environment_variable_forces_too(monkeypatch):
-    monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,cuda=false")
+    monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,onednn_packing=off,cuda=false")
     machine = hardware.current()
-    assert (machine.cpu_bf16, machine.mkl_packing, machine.cuda) == ("emulated", "off", False)
+    assert (machine.cpu_bf16, machine.mkl_packing, machine.onednn_packing, machine.cuda) == ("emulated", "off", "off",
+                                                                                            False)  # fmt: skip
     monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=fast")
     with pytest.raises(ValueError, match=r"ZHEN_HARDWARE: cpu_bf16='fast' is invalid"):
         hardware.current()

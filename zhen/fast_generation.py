@@ -17,7 +17,8 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
   vocabulary are several times slower than `amax`); the LM head skipped on the step whose token is forced;
 - within a [`FastDecoder`] session (what `zhen.translate` and the translation pipeline open), the decoder's projections
   and the LM head multiply by session copies of their weights chosen for the machine (`zhen.hardware`): bf16 copies
-  where the CPU computes bf16 natively (AMX, AVX512-BF16), float32 weights packed into MKL's GEMM layout elsewhere.
+  packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX, AVX512-BF16), float32 weights packed
+  into MKL's GEMM layout elsewhere.
   The copies live only as long as the session, so they can never outlive a change of the weights.
 
 On a model quantized with `zhen.quantization.quantize_dynamic` it is the fast int8 decoder.
@@ -264,18 +265,27 @@ class PackedLinear(nn.Module):
 
 class Bf16Linear(nn.Module):
     """A float32 `nn.Linear` for decoding on a CPU with native bf16: it multiplies by a bfloat16 copy of its weight
-    (made once per session) and returns float32, so that norms, attention and the cache stay float32."""
+    (made once per session) and returns float32, so that norms, attention and the cache stay float32. Where oneDNN can
+    (`zhen.hardware`: `onednn_packing`), the copy is packed once into oneDNN's GEMM layout: the same products, without
+    the reordering of the weight that each plain bf16 product of a few rows repeats."""
 
     def __init__(self, linear: nn.Linear):
         super().__init__()
         self.linear = linear
-        self.weight = linear.weight.detach().to(torch.bfloat16)
+        weight = linear.weight.detach().to(torch.bfloat16)
         self.bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
+        self.packed = weight.device.type == "cpu" and current_hardware().onednn_packing == "on"
+        self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, None) if self.packed else weight
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if torch.is_autocast_enabled(x.device.type):
             return self.linear(x)
-        return nn.functional.linear(x.to(torch.bfloat16), self.weight, self.bias).to(x.dtype)
+        x16 = x.to(torch.bfloat16)
+        if self.packed:
+            y = torch.ops.mkldnn._linear_pointwise(x16, self.weight, self.bias, "none", [], "")
+        else:
+            y = nn.functional.linear(x16, self.weight, self.bias)
+        return y.to(x.dtype)
 
 
 def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):

@@ -4,7 +4,7 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off`.
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off`.
 
 `zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
 
@@ -35,18 +35,21 @@ class Hardware:
         cpu_bf16 (`str`): `"native"` where the CPU multiplies bfloat16 in hardware (AMX or AVX512-BF16), `"emulated"`
             where PyTorch converts to float32 inside its kernels at about a quarter of float32's rate.
         mkl_packing (`str`): `"on"` where PyTorch's MKL can pack float32 weights once for few-row products (decoding).
+        onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack bf16 weights once for few-row products.
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
 
     cpu_bf16: str
     mkl_packing: str
+    onednn_packing: str
     cuda: bool
     cuda_bf16: bool
 
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
-        return f"CPU bf16 {self.cpu_bf16}, MKL weight packing {self.mkl_packing}, {gpu}"
+        packing = f"MKL weight packing {self.mkl_packing}, oneDNN bf16 weight packing {self.onednn_packing}"
+        return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
 @functools.cache
@@ -55,10 +58,12 @@ def detected() -> Hardware:
     checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private; present since torch 2.3
     native = any(getattr(torch.cpu, check, lambda: False)() for check in checks)
     mkl = torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
+    onednn = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
     cuda = torch.cuda.is_available()
     return Hardware(
         cpu_bf16="native" if native else "emulated",
         mkl_packing="on" if mkl else "off",
+        onednn_packing="on" if onednn else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
@@ -98,7 +103,8 @@ def _from_environment() -> dict:
 
 
 def _check(values: dict, source: str) -> None:
-    allowed = {"cpu_bf16": CPU_BF16, "mkl_packing": SWITCHES, "cuda": (True, False), "cuda_bf16": (True, False)}
+    allowed = {"cpu_bf16": CPU_BF16, "mkl_packing": SWITCHES, "onednn_packing": SWITCHES, "cuda": (True, False),
+               "cuda_bf16": (True, False)}
     for key, value in values.items():
         if key not in allowed:
             raise ValueError(f"{source}: unknown hardware field {key!r}; known fields: {sorted(allowed)}.")
@@ -148,7 +154,8 @@ def report() -> str:
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if _from_environment() else ""),
         f"zhen-train --mixed-precision auto trains in: {training_precision('auto', on_cpu=on_cpu)}",
         "zhen.translate and the pipeline decode with: "
-        + ("bf16 copies of the decoder weights" if machine.cpu_bf16 == "native" else
+        + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
+           if machine.cpu_bf16 == "native" else
            "float32 weights packed for MKL" if machine.mkl_packing == "on" else "the float32 weights as they are")
         + " (CPU; a GPU decodes with the model's own weights)",
     ]  # fmt: skip
