@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minutes", type=float, default=30.0, help="training budget per system (training steps only)")
     p.add_argument("--systems", default="zhen,marian", help="which to train, in this order")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads of every stage")
-    p.add_argument("--zhen-config", help="zhen-train YAML recipe (default: the one in zhen/recipes/ if any, else "
+    p.add_argument("--zhen-config", help="zhen-train YAML recipe (default: the shipped CPU recipe whose budget is nearest --minutes, else "
                    "README's hour recipe as flags)")  # fmt: skip
     p.add_argument("--zhen-args", default="", help="more zhen-train flags, e.g. '--max-tokens 1536'")
     p.add_argument("--preset", help="size of both models (default: the recipe's, else small)")
@@ -128,15 +128,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     args.systems = [s for s in args.systems.split(",") if s]
     if set(args.systems) - set(SYSTEMS):
         parser.error(f"--systems: choose from {SYSTEMS}")
-    args.zhen_config = args.zhen_config or shipped_recipe()
+    args.zhen_config = args.zhen_config or shipped_recipe(args.minutes)
     return args
 
 
-def shipped_recipe() -> str | None:
-    """The recipe shipped in zhen/recipes/ (one named for the CPU first), if the package has any."""
+def shipped_recipe(minutes: float) -> str | None:
+    """The recipe shipped in zhen/recipes/ for this budget: of those named for the CPU (else all), the one whose
+    `max_minutes` is nearest `minutes` (`small-cpu` for 30 minutes, `small-cpu-2h` for 120)."""
+    import yaml
+
     recipes = sorted(RECIPES.glob("*.y*ml")) if RECIPES.is_dir() else []
-    cpu = [r for r in recipes if "cpu" in r.name.lower()]
-    return str((cpu or recipes)[0]) if recipes else None
+    candidates = [r for r in recipes if "cpu" in r.name.lower()] or recipes
+    if not candidates:
+        return None
+    budget = {r: (yaml.safe_load(r.read_text()) or {}).get("max_minutes") or math.inf for r in candidates}
+    return str(min(candidates, key=lambda r: abs(budget[r] - minutes)))
 
 
 def zhen_base_argv(args) -> list[str]:
