@@ -37,6 +37,8 @@ from common import (  # noqa: E402
     SIZES,
     ZH,
     benchmark_parser,
+    gemm_peak,
+    generate_flops,
     machine_info,
     marian_model,
     peak_memory_mib,
@@ -127,7 +129,9 @@ def worker(job: dict) -> dict:
         generate = build_generator(job["system"], job["size"], job["variant"], workdir, device)
         with torch.inference_mode():
             timing = timed(generate, batches, job["beams"], job["new_tokens"], device)
-            return dict(job, **timing, rss_mib=peak_memory_mib(device))
+    shapes = [batch["input_ids"].shape for batch in batches]
+    flops = sum(generate_flops(job["size"], length, rows, job["beams"], job["new_tokens"]) for rows, length in shapes)
+    return dict(job, **timing, flops=flops, rss_mib=peak_memory_mib(device))
 
 
 def timed(generate, batches, beams: int, new_tokens: int, device: str = "cpu") -> dict:
@@ -144,7 +148,7 @@ def timed(generate, batches, beams: int, new_tokens: int, device: str = "cpu") -
     return dict(seconds=time.perf_counter() - start)
 
 
-def run(args, size: str, beams: int, new_tokens: int, systems: list[str]) -> list[dict]:
+def run(args, size: str, beams: int, new_tokens: int, systems: list[str], peaks: dict) -> list[dict]:
     best: dict[str, dict] = {}
     for _ in range(args.rounds):
         for system in systems:
@@ -160,6 +164,8 @@ def run(args, size: str, beams: int, new_tokens: int, systems: list[str]) -> lis
         if "error" not in r:
             r["sent_s"] = r["sentences"] / r["seconds"]
             r["tok_s"] = r["sentences"] * r["new_tokens"] / r["seconds"]
+            r["gflop_s"] = r["flops"] / r["seconds"] / 1e9
+            r["share_fp32"], r["share_bf16"] = (r["gflop_s"] * 1e9 / peaks[name] for name in ("fp32", "bf16"))
     ok = {r["system"]: r for r in rows if "error" not in r}
     baseline = ok.get("marian-eager-fp32")
     marian_best = max((ok[s] for s in MARIAN_PYTORCH if s in ok), key=lambda r: r["tok_s"], default=None)
@@ -188,14 +194,18 @@ def main(argv=None):
     if args.baseline_tree:
         systems += [s + BASELINE for s in systems if s.startswith("zhen")]
     torch.set_num_threads(args.threads)
-    info = machine_info(args.device)
+    peaks = {
+        name: gemm_peak(dtype, device=args.device)
+        for name, dtype in (("fp32", torch.float32), ("bf16", torch.bfloat16))
+    }
+    info = dict(machine_info(args.device), gemm_gflop_s={name: round(peak / 1e9, 1) for name, peak in peaks.items()})
     print(f"# bench_generate  {info}  zhen variant: {args.variant}", flush=True)
     results = []
     lengths = [int(n) for n in args.scaling.split(",")] if args.scaling else [args.new_tokens]
     for size in args.sizes.split(","):
         for beams in [int(b) for b in args.beams.split(",")]:
             for new_tokens in lengths:
-                rows = run(args, size, beams, new_tokens, systems)
+                rows = run(args, size, beams, new_tokens, systems, peaks)
                 print(f"\n## {size}, {'greedy' if beams == 1 else f'beam {beams}'}, {new_tokens} new tokens, "
                       f"{args.sentences} sentences in batches of {args.batch_size}")  # fmt: skip
                 print_table(
@@ -203,7 +213,9 @@ def main(argv=None):
                     [("system", "system", "s"), ("seconds", "seconds", ".2f"), ("sent_s", "sent/s", ".1f"),
                      ("tok_s", "tok/s", ".0f"),
                      ("x_marian_eager", "× Marian eager fp32", ".2f"), ("x_marian_best", "× Marian best", ".2f"),
-                     ("rss_mib", "peak mem MiB", ".0f"), ("error", "error", "s")],
+                     ("gflop_s", "GFLOP/s", ".1f"), ("share_fp32", "% fp32 GEMM peak", ".0%"),
+                     ("share_bf16", "% bf16 GEMM peak", ".0%"), ("rss_mib", "peak mem MiB", ".0f"),
+                     ("error", "error", "s")],
                 )  # fmt: skip
                 results += rows
     info["load1_end"] = round(os.getloadavg()[0], 2)

@@ -79,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--minutes", type=float, default=30.0, help="training budget per system (training steps only)")
     p.add_argument("--systems", default="zhen,marian", help="which to train, in this order")
     p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch threads of every stage")
-    p.add_argument("--zhen-config", help="zhen-train YAML recipe (default: the shipped CPU recipe whose budget is nearest --minutes, else "
-                   "README's hour recipe as flags)")  # fmt: skip
+    p.add_argument("--zhen-config", help="zhen-train YAML recipe (default: the shipped CPU recipe whose budget is "
+                   "nearest --minutes, else README's hour recipe as flags)")  # fmt: skip
     p.add_argument("--zhen-args", default="", help="more zhen-train flags, e.g. '--max-tokens 1536'")
     p.add_argument("--preset", help="size of both models (default: the recipe's, else small)")
     p.add_argument("--vocab-size", type=int, help="tokenizer vocabulary (default: the recipe's, else 16000)")

@@ -158,6 +158,21 @@ def train_flops(size: str, batch: dict) -> float:
     return 3.0 * (L * (enc + dec) + head)
 
 
+def generate_flops(size: str, source_length: int, rows: int, beams: int, new_tokens: int) -> float:
+    """Matmul FLOPs of translating one batch of `rows` sentences of `source_length` (padded) tokens into `new_tokens`
+    tokens with `beams` beams: the encoder once, the source's cross-attention keys and values once per sentence, then
+    per generated token and beam every decoder projection, the attention products over the history and the source,
+    and the LM head (counted for every step, as a plain decoder runs it)."""
+    s = SIZES[size]
+    d, f, L, V = s["d_model"], s["ffn"], s["layers"], s["vocab"]
+    S, T = source_length, new_tokens
+    encoder = rows * S * L * (2 * 4 * d * d + 2 * 2 * d * f + 2 * 2 * S * d)
+    source_keys_values = rows * S * L * 2 * 2 * d * d
+    history = T * (T + 1) // 2  # self-attention over 1, 2, ..., T positions
+    per_row = T * L * (2 * 6 * d * d + 2 * 2 * d * f + 2 * 2 * S * d) + L * 2 * 2 * history * d + T * 2 * d * V
+    return float(encoder + source_keys_values + rows * beams * per_row)
+
+
 def gemm_peak(dtype: torch.dtype, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
     """FLOP/s of an n x n x n matmul in `dtype` on this machine, now (best of several). On a GPU n is 8192, the size
     at which its tensor cores reach their rate."""
