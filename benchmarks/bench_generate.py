@@ -129,9 +129,7 @@ def worker(job: dict) -> dict:
         generate = build_generator(job["system"], job["size"], job["variant"], workdir, device)
         with torch.inference_mode():
             timing = timed(generate, batches, job["beams"], job["new_tokens"], device)
-    shapes = [batch["input_ids"].shape for batch in batches]
-    flops = sum(generate_flops(job["size"], length, rows, job["beams"], job["new_tokens"]) for rows, length in shapes)
-    return dict(job, **timing, flops=flops, rss_mib=peak_memory_mib(device))
+    return dict(job, **timing, rss_mib=peak_memory_mib(device))
 
 
 def timed(generate, batches, beams: int, new_tokens: int, device: str = "cpu") -> dict:
@@ -160,11 +158,14 @@ def run(args, size: str, beams: int, new_tokens: int, systems: list[str], peaks:
             if "error" in result or system not in best or result["seconds"] < best[system]["seconds"]:
                 best[system] = result
     rows = [best[s] for s in systems]
+    batches = source_batches(args.sentences, args.batch_size, SIZES[size]["vocab"])  # the workers' batches
+    shapes = [batch["input_ids"].shape for batch in batches]
+    flops = sum(generate_flops(size, length, batch, beams, new_tokens) for batch, length in shapes)
     for r in rows:
         if "error" not in r:
             r["sent_s"] = r["sentences"] / r["seconds"]
             r["tok_s"] = r["sentences"] * r["new_tokens"] / r["seconds"]
-            r["gflop_s"] = r["flops"] / r["seconds"] / 1e9
+            r["gflop_s"] = flops / r["seconds"] / 1e9
             r["share_fp32"], r["share_bf16"] = (r["gflop_s"] * 1e9 / peaks[name] for name in ("fp32", "bf16"))
     ok = {r["system"]: r for r in rows if "error" not in r}
     baseline = ok.get("marian-eager-fp32")
