@@ -13,6 +13,7 @@ from zhen.fast_generation import (
     Bf16Linear,
     FastDecoder,
     PackedLinear,
+    StaticDecodingCache,
     argmax,
     generate,
     session_weights,
@@ -353,3 +354,27 @@ def test_bf16_session_translates_a_trained_model_as_float32_does(tiny_model, tin
             ids = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
         texts[weights] = tiny_tokenizer.batch_decode(ids, skip_special_tokens=True)
     assert sum(a == b for a, b in zip(texts["plain"], texts["bf16"])) >= len(tiny_pairs) - 1
+
+
+@pytest.mark.parametrize("moved", ["none", "few", "most", "all"])
+def test_cache_reorder_gives_each_row_its_parents_history(moved):
+    """Beam search reorders the cache every step: in place where few rows change, through the spare buffer where
+    most do. Both must leave row `i` with exactly row `rows[i]`'s history up to `length` (later positions are written
+    before they are read)."""
+    generator = torch.Generator().manual_seed(0)
+    rows, length = 12, 5
+    cache = StaticDecodingCache([])
+    cache.keys = [torch.randn(rows, 2, 8, 3, generator=generator) for _ in range(2)]
+    cache.values = [torch.randn(rows, 2, 8, 3, generator=generator) for _ in range(2)]
+    before = [t[:, :, :length].clone() for t in cache.keys + cache.values]
+    parents = torch.arange(rows)
+    if moved == "few":
+        parents[[1, 6, 7]] = torch.tensor([0, 7, 6])  # a swap, and a row taking another's history
+    elif moved in ("most", "all"):
+        parents = torch.randperm(rows, generator=generator) if moved == "most" else (parents + 1) % rows
+        parents[:2] = torch.tensor([3, 3])  # two rows continue the same parent
+    for _ in range(2):  # the second time through the spare buffer, if the first went there
+        cache.reorder(parents, length)
+        expected = [t[parents] for t in before]
+        assert all(torch.equal(a[:, :, :length], b) for a, b in zip(cache.keys + cache.values, expected))
+        before = expected

@@ -7,7 +7,8 @@ stopping rules), with far less work around the model at each step. The decoder i
 each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forward. What differs is around it:
 
 - [`StaticDecodingCache`]: a key/value cache preallocated for the whole output, written in place through the cache
-  API the layers already use; beam reordering gathers into a spare buffer (one copy instead of two). The source's
+  API the layers already use; beam reordering copies only the rows whose history changes (most beams keep theirs),
+  or gathers once into a spare buffer where most change. The source's
   cross-attention keys and values are projected once per sentence, not per beam;
 - [`decoding_attention`], registered with Transformers' attention interface for the time of decoding: softmax(q kᵀ) v
   for one query per row (cheaper than SDPA's set-up at this size), where the beams of a sentence attend as one block
@@ -341,8 +342,19 @@ class StaticDecodingCache:
         return self.position
 
     def reorder(self, rows: torch.LongTensor, length: int):
-        """Make row `i` continue the history of row `rows[i]`: one gather into a spare buffer, swapped in."""
+        """Make row `i` continue the history of row `rows[i]`. Most beams continue their own history, and moving the
+        cache is memory-bound: where at most half the rows change, only those are copied (gathered, then written
+        back), else everything is gathered once into a spare buffer that is swapped in."""
         caches = [*self.keys, *self.values]
+        moved = (rows != torch.arange(len(rows), device=rows.device)).nonzero().view(-1)
+        if len(moved) == 0:
+            return
+        if 2 * len(moved) <= len(rows):
+            sources = rows[moved]
+            for cache in caches:
+                history = cache[:, :, :length]
+                history.index_copy_(0, moved, history.index_select(0, sources))
+            return
         if self.spare is None:
             self.spare = [torch.empty_like(cache) for cache in caches]
         for cache, spare in zip(caches, self.spare):
