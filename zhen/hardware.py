@@ -103,8 +103,13 @@ def _from_environment() -> dict:
 
 
 def _check(values: dict, source: str) -> None:
-    allowed = {"cpu_bf16": CPU_BF16, "mkl_packing": SWITCHES, "onednn_packing": SWITCHES, "cuda": (True, False),
-               "cuda_bf16": (True, False)}
+    allowed = {
+        "cpu_bf16": CPU_BF16,
+        "mkl_packing": SWITCHES,
+        "onednn_packing": SWITCHES,
+        "cuda": (True, False),
+        "cuda_bf16": (True, False),
+    }
     for key, value in values.items():
         if key not in allowed:
             raise ValueError(f"{source}: unknown hardware field {key!r}; known fields: {sorted(allowed)}.")
