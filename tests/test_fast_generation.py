@@ -11,6 +11,7 @@ import torch
 from zhen import ZhenConfig, ZhenForConditionalGeneration, hardware
 from zhen.fast_generation import (
     Bf16Linear,
+    DecoderSteps,
     FastDecoder,
     PackedLinear,
     StaticDecodingCache,
@@ -102,6 +103,33 @@ def test_trained_model_translations_equal_generate(tiny_model, tiny_tokenizer, t
     out = generate(tiny_model, batch["input_ids"], batch["attention_mask"], **kwargs)
     texts = tiny_tokenizer.batch_decode(out, skip_special_tokens=True)
     assert sum(text == zh for text, (_, zh) in zip(texts, tiny_pairs)) >= len(tiny_pairs) - 2
+
+
+@pytest.mark.parametrize("num_beams,num_return_sequences", [(1, 1), (4, 1), (4, 4), (3, 2)])
+@pytest.mark.parametrize("early_stopping", [False, True])
+@pytest.mark.parametrize("direction", ["en-zh", "zh-en"])
+def test_finished_sentences_leave_the_batch_and_translations_stay_those_of_generate(
+    tiny_model, tiny_tokenizer, tiny_pairs, num_beams, num_return_sequences, early_stopping, direction, monkeypatch
+):
+    """Sentences of very different lengths: the decoder drops the rows of finished sentences as it goes (at least
+    once, checked), and every sentence still gets exactly what `generate` gives it."""
+    source, target = direction.split("-")
+    texts = [pair[0 if source == "en" else 1] for pair in tiny_pairs]
+    texts = sorted(texts, key=len)[::3] + sorted(texts, key=len)[-3:]  # short and long ones in one batch
+    tiny_tokenizer.src_lang = source
+    batch = tiny_tokenizer(texts, padding=True, return_tensors="pt")
+    kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id(target), num_beams=num_beams, max_new_tokens=40)
+    if num_beams > 1:
+        kwargs.update(num_return_sequences=num_return_sequences, early_stopping=early_stopping)
+    kept, keep = [], DecoderSteps.keep
+
+    def counting_keep(self, sentences, length):
+        kept.append(len(sentences))
+        return keep(self, sentences, length)
+
+    monkeypatch.setattr(DecoderSteps, "keep", counting_keep)
+    assert_same_as_generate(tiny_model, batch["input_ids"], batch["attention_mask"], **kwargs)
+    assert kept and min(kept) < len(texts), "no finished sentence left the batch"
 
 
 def test_bfloat16_model_runs_and_mostly_agrees():

@@ -14,8 +14,10 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
   for one query per row (cheaper than SDPA's set-up at this size), where the beams of a sentence attend as one block
   of queries to that sentence's source instead of to copies of it;
 - one loop with the bookkeeping of greedy or beam search done on small tensors, without logits processors, stopping
-  criteria, masks or output capturing; argmax and top-k found from block maxima (CPU `argmax`/`topk` over a 32k
-  vocabulary are several times slower than `amax`); the LM head skipped on the step whose token is forced;
+  criteria, masks or output capturing; rows (greedy) and sentences (beam search) that have finished leave the batch,
+  where `generate` computes them to the end of the longest; argmax and top-k found from block maxima (CPU
+  `argmax`/`topk` over a 32k vocabulary are several times slower than `amax`); the LM head skipped on the step whose
+  token is forced;
 - within a [`FastDecoder`] session (what `zhen.translate` and the translation pipeline open), the decoder's projections
   and the LM head multiply by session copies of their weights chosen for the machine (`zhen.hardware`): bf16 copies
   packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX, AVX512-BF16), float32 weights packed
@@ -52,6 +54,9 @@ ARGUMENTS = ("forced_bos_token_id", "num_beams", "max_new_tokens", "min_new_toke
 DECODING_ATTENTION = "zhen_decoding"
 WEIGHTS = ("auto", "bf16", "packed", "plain")
 MAX_PACKED_ROWS = 256  # projections of more rows (the source, once) gain nothing from packing
+# Finished rows (greedy) or sentences (beam search) leave the decoder once they are this share of those it runs:
+# dropping them costs a copy of the cache, each step after it saves their share (math.inf: never).
+DROP_FINISHED_SHARE = 0.25
 
 
 def unsupported_options(model, **generate_kwargs) -> list[str]:
@@ -341,6 +346,18 @@ class StaticDecodingCache:
     def get_seq_length(self) -> int:
         return self.position
 
+    def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
+        """Drop every row but `rows` (and every source but `sentences`'): what finished needs no more steps."""
+        for caches in (self.keys, self.values):
+            for i, cache in enumerate(caches):
+                if cache is not None:
+                    kept = cache.new_empty((len(rows), *cache.shape[1:]))
+                    torch.index_select(cache[:, :, :length], 0, rows, out=kept[:, :, :length])
+                    caches[i] = kept
+        for layer in self.layers:
+            layer.keys, layer.values = layer.keys.index_select(0, sentences), layer.values.index_select(0, sentences)
+        self.rows, self.spare = len(rows), None
+
     def reorder(self, rows: torch.LongTensor, length: int):
         """Make row `i` continue the history of row `rows[i]`. Most beams continue their own history, and moving the
         cache is memory-bound: where at most half the rows change, only those are copied (gathered, then written
@@ -418,6 +435,14 @@ class DecoderSteps:
     def reorder(self, rows: torch.LongTensor, length: int):
         self.cache.reorder(rows, length)
 
+    def keep(self, sentences: torch.LongTensor, length: int):
+        """Go on decoding only `sentences` (indices into the current batch), with all their beams."""
+        beams = self.rows // len(self.source_bias)
+        rows = (sentences[:, None] * beams + torch.arange(beams, device=self.device)).view(-1)
+        self.cache.keep(rows, sentences, length)
+        self.source_bias = self.source_bias.index_select(0, sentences)
+        self.rows = len(rows)
+
 
 def argmax(scores: torch.Tensor, chunk: int = 64) -> torch.LongTensor:
     """`scores.argmax(-1)` for 2-D float scores (ties: the first index), via a fast `amax` over chunks: the first chunk
@@ -454,29 +479,39 @@ def _forced_token(cur_len: int, max_length: int, forced_bos, forced_eos) -> int 
 
 def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
                   max_length) -> torch.LongTensor:  # fmt: skip
-    """Argmax decoding; rows that produced `</s>` continue with padding until all have, as in `generate`."""
+    """Argmax decoding; rows that produced `</s>` are padded until all have, as in `generate`. Unlike `generate`, the
+    decoder stops computing finished rows: it drops them once they are `DROP_FINISHED_SHARE` of those it runs."""
     pad = eos if pad is None else pad
     device = decoder.device
-    sequences = torch.full((batch, max_length), start, dtype=torch.long, device=device)
+    sequences = torch.full((batch, max_length), pad, dtype=torch.long, device=device)
+    sequences[:, 0] = start
+    active = torch.arange(batch, device=device)  # the rows of `sequences` the decoder runs
     unfinished = torch.ones(batch, dtype=torch.bool, device=device)
     length = max_length
     for cur_len in range(1, max_length):
-        hidden_states = decoder.step(sequences[:, cur_len - 1], cur_len - 1)
+        hidden_states = decoder.step(sequences[active, cur_len - 1], cur_len - 1)
         forced = _forced_token(cur_len, max_length, forced_bos, forced_eos)
         if forced is not None:
-            tokens = torch.full((batch,), forced, dtype=torch.long, device=device)
+            tokens = torch.full((len(active),), forced, dtype=torch.long, device=device)
         else:
             logits = decoder.logits(hidden_states)
             if eos is not None and cur_len - 1 < min_new_tokens:
                 logits[:, eos] = -math.inf
             tokens = argmax(logits)
-        if eos is not None:
-            tokens = torch.where(unfinished, tokens, pad)
-            unfinished &= tokens != eos
-        sequences[:, cur_len] = tokens
-        if eos is not None and not unfinished.any():
+        if eos is None:
+            sequences[:, cur_len] = tokens
+            continue
+        tokens = torch.where(unfinished, tokens, pad)
+        unfinished &= tokens != eos
+        sequences[active, cur_len] = tokens
+        running = int(unfinished.sum())
+        if running == 0:
             length = cur_len + 1
             break
+        if len(active) - running >= DROP_FINISHED_SHARE * len(active):
+            kept = unfinished.nonzero().view(-1)
+            decoder.keep(kept, cur_len)
+            active, unfinished = active[kept], unfinished[kept]
     return sequences[:, :length]
 
 
@@ -485,7 +520,9 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
                 min_new_tokens, max_length) -> torch.LongTensor:  # fmt: skip
     """Transformers' vectorised beam search (`GenerationMixin._beam_search`), step for step: keep the top
     `2 * num_beams` continuations, continue the best `num_beams` unfinished ones, move finished ones into a
-    `num_beams`-slot set scored by `log p / length**length_penalty`, and stop by the same heuristic."""
+    `num_beams`-slot set scored by `log p / length**length_penalty`, and stop by the same heuristic. Unlike
+    `generate`, the decoder stops computing the beams of sentences whose finished set can no longer change: it drops
+    them once they are `DROP_FINISHED_SHARE` of the sentences it runs."""
     device = decoder.device
     B, K = batch, num_beams
     keep = 2 * K  # (1 + number of eos ids) * num_beams candidates: enough to continue K beams if K of them end
@@ -501,6 +538,8 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
     is_finished = torch.zeros((B, K), dtype=torch.bool, device=device)
     can_improve = torch.ones((B, 1), dtype=torch.bool, device=device)
     row_offset = torch.arange(B, device=device)[:, None] * K
+    active = torch.arange(B, device=device)  # the sentences the decoder runs; the others' results are final
+    results, result_lengths = finished_sequences.clone(), finished_lengths.clone()
 
     for cur_len in range(1, max_length):
         hidden_states = decoder.step(running[:, :, cur_len - 1].reshape(-1), cur_len - 1)
@@ -558,8 +597,21 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
             break
         decoder.reorder(parent_rows, cur_len)
 
-    sequences = finished_sequences[:, :num_return_sequences].reshape(B * num_return_sequences, max_length)
-    length = 1 + int(finished_lengths[:, :num_return_sequences].max())
+        # Sentences that cannot improve (or, with early stopping, are full) keep their finished set from here on.
+        done = ~can_improve[:, 0] | (is_finished.all(-1) & (early_stopping is True))
+        if int(done.sum()) >= max(1, DROP_FINISHED_SHARE * B):
+            results[active[done]], result_lengths[active[done]] = finished_sequences[done], finished_lengths[done]
+            kept = (~done).nonzero().view(-1)
+            decoder.keep(kept, cur_len)
+            active, B = active[kept], len(kept)
+            running, running_scores, can_improve = running[kept], running_scores[kept], can_improve[kept]
+            finished_sequences, finished_scores = finished_sequences[kept], finished_scores[kept]
+            finished_lengths, is_finished = finished_lengths[kept], is_finished[kept]
+            row_offset = torch.arange(B, device=device)[:, None] * K
+
+    results[active], result_lengths[active] = finished_sequences, finished_lengths
+    sequences = results[:, :num_return_sequences].reshape(batch * num_return_sequences, max_length)
+    length = 1 + int(result_lengths[:, :num_return_sequences].max())
     return sequences[:, :length]
 
 
