@@ -45,6 +45,13 @@ def batches_of(tokenizer, texts: list[str], src: str, batch_size: int) -> list[d
             for i in range(0, len(ids), batch_size)]  # fmt: skip
 
 
+def generated_tokens(out: torch.LongTensor, eos: int) -> int:
+    """Tokens generated up to each row's first `</s>` (included): beam search pads with `</s>` itself."""
+    ends = out[:, 1:] == eos
+    lengths = torch.where(ends.any(1), ends.int().argmax(1) + 1, ends.shape[1])
+    return int(lengths.sum())
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, help="trained zhen checkpoint folder (with its tokenizer)")
@@ -59,7 +66,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
+    from transformers.utils import logging
 
+    logging.set_verbosity_error()
     from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast, fast_generation
     from zhen.data import load_parallel
     from zhen.evaluation import parallel_columns
@@ -92,8 +101,13 @@ def main(argv=None):
 
         return run
 
-    systems = {"generate-bf16": with_generate(model_bf16), "generate-fp32": with_generate(model_fp32),
-               "zhen-keep": lambda b, **k: zhen(b, math.inf, **k), "zhen": lambda b, **k: zhen(b, 0.25, **k)}  # fmt: skip
+    default_share = fast_generation.DROP_FINISHED_SHARE
+    systems = {
+        "generate-bf16": with_generate(model_bf16),
+        "generate-fp32": with_generate(model_fp32),
+        "zhen-keep": lambda b, **k: zhen(b, math.inf, **k),
+        "zhen": lambda b, **k: zhen(b, default_share, **k),
+    }
     names = [s for s in args.systems.split(",") if s]
     results = []
     for num_beams in map(int, args.num_beams.split(",")):
@@ -118,7 +132,7 @@ def main(argv=None):
                         outputs[name][i] = out
             for name in names:
                 texts = [t for out in outputs[name] for t in tokenizer.batch_decode(out, skip_special_tokens=True)]
-                tokens = sum(int((out[:, 1:] != model.config.pad_token_id).sum()) for out in outputs[name])
+                tokens = sum(generated_tokens(out, model.config.eos_token_id) for out in outputs[name])
                 seconds = sum(best[name])
                 results.append(dict(direction=direction, beams=num_beams, system=name, sentences=len(texts),
                                     seconds=seconds, sent_s=len(texts) / seconds, tok_s=tokens / seconds,
