@@ -93,13 +93,13 @@ def main(argv=None):
         fast_generation.DROP_FINISHED_SHARE = drop_share
         return session.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
 
-    def with_generate(m):
-        def run(batch, **kwargs):
-            out = m.generate(**batch, **kwargs)
-            rows_run["n"] = out.shape[0] * kwargs["num_beams"] * (out.shape[1] - 1)  # every row, every step
-            return out
+    def count_decoder_rows(module, args, kwargs):
+        tokens = kwargs.get("input_ids", args[0] if args else None)
+        rows_run["n"] += len(tokens)
 
-        return run
+    def with_generate(m):
+        m.get_decoder().register_forward_pre_hook(count_decoder_rows, with_kwargs=True)
+        return lambda batch, **kwargs: m.generate(**batch, **kwargs)
 
     default_share = fast_generation.DROP_FINISHED_SHARE
     systems = {
