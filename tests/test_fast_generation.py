@@ -406,3 +406,14 @@ def test_cache_reorder_gives_each_row_its_parents_history(moved):
         expected = [t[parents] for t in before]
         assert all(torch.equal(a[:, :, :length], b) for a, b in zip(cache.keys + cache.values, expected))
         before = expected
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_a_model_without_end_of_sentence_or_padding_tokens_decodes_to_max_new_tokens(num_beams):
+    """No `</s>` and no pad id in the generation config: nothing finishes, every row runs to `max_new_tokens`."""
+    model = tiny_model()
+    model.generation_config.eos_token_id = None
+    model.generation_config.pad_token_id = None
+    input_ids, attention_mask = padded_sources()
+    assert_same_as_generate(model, input_ids, attention_mask, num_beams=num_beams, max_new_tokens=6,
+                            forced_bos_token_id=ZH)  # fmt: skip

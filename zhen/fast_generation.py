@@ -483,7 +483,7 @@ def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos
     decoder stops computing finished rows: it drops them once they are `DROP_FINISHED_SHARE` of those it runs."""
     pad = eos if pad is None else pad
     device = decoder.device
-    sequences = torch.full((batch, max_length), pad, dtype=torch.long, device=device)
+    sequences = torch.full((batch, max_length), start if pad is None else pad, dtype=torch.long, device=device)
     sequences[:, 0] = start
     active = torch.arange(batch, device=device)  # the rows of `sequences` the decoder runs
     unfinished = torch.ones(batch, dtype=torch.bool, device=device)
