@@ -10,6 +10,7 @@ search). This script translates the same sentences, batch by batch, with
   generate-fp32     `model.generate` on the float32 model
   zhen-keep         `zhen.translate`'s default session (`FastDecoder`), finished rows kept (`DROP_FINISHED_SHARE=inf`)
   zhen              `zhen.translate`'s default session, finished rows dropped (the default)
+  zhen-drop-X       the default session, dropping finished rows once they are a share X of those it runs
 
 taking turns on every batch (best of `--rounds`), and prints sentences/s, generated tokens/s, the ratio to
 generate-bf16, and the decoder rows computed per generated token. It checks that `zhen` and `zhen-keep` translate
@@ -20,6 +21,7 @@ identically.
 """
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -109,6 +111,11 @@ def main(argv=None):
         "zhen": lambda b, **k: zhen(b, default_share, **k),
     }
     names = [s for s in args.systems.split(",") if s]
+    for name in names:
+        if name.startswith("zhen-drop-"):
+            systems[name] = functools.partial(zhen, drop_share=float(name.removeprefix("zhen-drop-")))
+        elif name not in systems:
+            parser.error(f"unknown system {name!r}; known: {', '.join(SYSTEMS)}, zhen-drop-X")
     results = []
     for num_beams in map(int, args.num_beams.split(",")):
         for direction in args.directions.split(","):
