@@ -477,6 +477,10 @@ def _forced_token(cur_len: int, max_length: int, forced_bos, forced_eos) -> int 
     return forced_bos if cur_len == 1 else None
 
 
+def _worth_dropping(finished: int, running: int) -> bool:
+    return finished > 0 and finished >= DROP_FINISHED_SHARE * running
+
+
 def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
                   max_length) -> torch.LongTensor:  # fmt: skip
     """Argmax decoding; rows that produced `</s>` are padded until all have, as in `generate`. Unlike `generate`, the
@@ -508,7 +512,7 @@ def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos
         if running == 0:
             length = cur_len + 1
             break
-        if len(active) - running >= DROP_FINISHED_SHARE * len(active):
+        if _worth_dropping(len(active) - running, len(active)):
             kept = unfinished.nonzero().view(-1)
             decoder.keep(kept, cur_len)
             active, unfinished = active[kept], unfinished[kept]
@@ -599,7 +603,7 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
 
         # Sentences that cannot improve (or, with early stopping, are full) keep their finished set from here on.
         done = ~can_improve[:, 0] | (is_finished.all(-1) & (early_stopping is True))
-        if int(done.sum()) >= max(1, DROP_FINISHED_SHARE * B):
+        if _worth_dropping(int(done.sum()), B):
             results[active[done]], result_lengths[active[done]] = finished_sequences[done], finished_lengths[done]
             kept = (~done).nonzero().view(-1)
             decoder.keep(kept, cur_len)
