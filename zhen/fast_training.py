@@ -90,7 +90,10 @@ def pack(batch: dict, decoder_start_token_id: int, pad_token_id: int, attention_
     """A padded batch (`input_ids`, `attention_mask`, `labels` with -100 after each target, as zhen's collator makes
     it) as one packed row of real tokens: `input_ids`, `position_ids`, `decoder_input_ids`, `decoder_position_ids`
     and `labels` of shape `(1, tokens)`, and the `packed_layout` that [`packed_sdpa_attention`] reads. A target keeps
-    its positions up to its last label, so a -100 inside a target stays an (ignored) position, as in the plain model."""
+    its positions up to its last label, so a -100 inside a target stays an (ignored) position, as in the plain model.
+    Packing runs on the CPU, whichever device the batch is on: its many small steps on index tensors are cheapest
+    there, and the model's device gets the packed tensors once ([`PackedLayout.to`])."""
+    batch = {key: batch[key].cpu() for key in ("input_ids", "attention_mask", "labels")}
     source_keep = batch["attention_mask"].bool()
     labels = batch["labels"]
     positions = torch.arange(1, labels.shape[1] + 1)
