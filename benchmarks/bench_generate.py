@@ -9,7 +9,11 @@ Systems (`--systems`, comma-separated):
   marian-{eager,sdpa}-{fp32,bf16}   MarianMTModel.generate (post-norm, sinusoidal, same size as zhen)
   marian-sdpa-int8                  MarianMTModel with torch dynamic int8 quantisation (for a same-precision ratio)
   zhen-generate-fp32                ZhenForConditionalGeneration.generate (Transformers' generation loop)
-  zhen-fast-{fp32,bf16,int8}        zhen.fast_generation.generate (static cache, lean loop); int8 = zhen.quantization
+  zhen-fast-{fp32,bf16,int8}        zhen's default decoding session, `zhen.fast_generation.FastDecoder(model)` (static
+                                    cache, lean loop, session weights for the machine; CUDA graphs on a GPU); int8 =
+                                    zhen.quantization
+  zhen-fastplain-fp32               the same session with the model's own weights (`weights="plain"`)
+  zhen-nographs-{fp32,bf16}         the same session without CUDA graphs (`cuda_graphs=False`): what they gain on a GPU
   ct2-marian-{float32,int8}         CTranslate2 on the Marian model converted by its Transformers converter
   ct2-zhen-{float32,int8}           CTranslate2 on the zhen model converted by zhen.convert_ctranslate2
 
@@ -55,6 +59,7 @@ DEFAULT_SYSTEMS = (
     "marian-eager-fp32,marian-sdpa-fp32,marian-eager-bf16,marian-sdpa-bf16,marian-sdpa-int8,zhen-generate-fp32,"
     "zhen-fast-fp32,zhen-fast-bf16,zhen-fast-int8,ct2-marian-float32,ct2-marian-int8,ct2-zhen-float32,ct2-zhen-int8"
 )
+SESSIONS = {"fast": {}, "fastplain": dict(weights="plain"), "nographs": dict(cuda_graphs=False)}
 MARIAN_PYTORCH = ("marian-eager-fp32", "marian-sdpa-fp32", "marian-eager-bf16", "marian-sdpa-bf16")
 
 
@@ -74,7 +79,7 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
         return lambda b, beams, n: translator.generate(
             b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n
         )
-    attn = "sdpa" if kind in ("fast", "generate") else kind
+    attn = "sdpa" if kind in (*SESSIONS, "generate") else kind
     model = (
         marian_model(size, attn, dropout=0.0) if family == "marian" else zhen_model(size, variant, attn, 0.0)
     ).eval()
@@ -85,10 +90,10 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
         from zhen.quantization import quantize_dynamic
 
         model = quantize_dynamic(model)
-    if kind == "fast":  # as `zhen.translate` decodes: one session for all batches (packed weights where available)
+    if kind in SESSIONS:  # as `zhen.translate` decodes: one session for all batches (packed weights where available)
         from zhen.fast_generation import FastDecoder
 
-        decoder = FastDecoder(model).__enter__()  # open until this worker process ends
+        decoder = FastDecoder(model, **SESSIONS[kind]).__enter__()  # open until this worker process ends
         return lambda b, beams, n: decoder.generate(
             b["input_ids"], b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams, max_new_tokens=n,
             min_new_tokens=n,

@@ -43,27 +43,33 @@ def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
     return input_ids, input_ids.ne(PAD).long()
 
 
-def assert_same_as_generate(model, input_ids, attention_mask, packed=False, **kwargs):
+# How the decoder runs: the plain steps with the model's weights, MKL-packed weights, or the static-shape steps that a
+# GPU captures as CUDA graphs (run eagerly here).
+SESSIONS = {"plain": dict(weights="plain"), "packed": dict(weights="packed"),
+            "static-shapes": dict(weights="plain", cuda_graphs=True)}  # fmt: skip
+
+
+def assert_same_as_generate(model, input_ids, attention_mask, session="plain", **kwargs):
     expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **kwargs)
-    if packed:
-        with FastDecoder(model, weights="packed") as decoder:
-            actual = decoder.generate(input_ids, attention_mask, **kwargs)
-    else:
+    if session == "plain":
         actual = generate(model, input_ids, attention_mask, **kwargs)
+    else:
+        with FastDecoder(model, **SESSIONS[session]) as decoder:
+            actual = decoder.generate(input_ids, attention_mask, **kwargs)
     assert actual.shape == expected.shape and torch.equal(actual, expected), f"{kwargs}\n{expected}\n{actual}"
 
 
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
 @pytest.mark.parametrize("num_beams", [1, 4])
-@pytest.mark.parametrize("packed", [False, True], ids=["plain-weights", "packed-weights"])
-def test_equals_generate_for_every_variant(position_embedding_type, normalize_before, num_beams, packed):
-    if packed and hardware.detected().mkl_packing == "off":
+@pytest.mark.parametrize("session", SESSIONS)
+def test_equals_generate_for_every_variant(position_embedding_type, normalize_before, num_beams, session):
+    if session == "packed" and hardware.detected().mkl_packing == "off":
         pytest.skip("this PyTorch build has no MKL")
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     input_ids, attention_mask = padded_sources()
     for min_new_tokens, max_new_tokens in [(0, 10), (10, 10), (3, 14)]:
         assert_same_as_generate(
-            model, input_ids, attention_mask, packed=packed, forced_bos_token_id=ZH, num_beams=num_beams,
+            model, input_ids, attention_mask, session=session, forced_bos_token_id=ZH, num_beams=num_beams,
             max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens,
         )  # fmt: skip
 
@@ -108,8 +114,17 @@ def test_trained_model_translations_equal_generate(tiny_model, tiny_tokenizer, t
 @pytest.mark.parametrize("num_beams,num_return_sequences", [(1, 1), (4, 1), (4, 4), (3, 2)])
 @pytest.mark.parametrize("early_stopping", [False, True])
 @pytest.mark.parametrize("direction", ["en-zh", "zh-en"])
+@pytest.mark.parametrize("session", ["plain", "static-shapes"])
 def test_finished_sentences_leave_the_batch_and_translations_stay_those_of_generate(
-    tiny_model, tiny_tokenizer, tiny_pairs, num_beams, num_return_sequences, early_stopping, direction, monkeypatch
+    tiny_model,
+    tiny_tokenizer,
+    tiny_pairs,
+    num_beams,
+    num_return_sequences,
+    early_stopping,
+    direction,
+    session,
+    monkeypatch,
 ):
     """Sentences of very different lengths: the decoder drops the rows of finished sentences as it goes (at least
     once, checked), and every sentence still gets exactly what `generate` gives it."""
@@ -128,7 +143,7 @@ def test_finished_sentences_leave_the_batch_and_translations_stay_those_of_gener
         return keep(self, sentences, length)
 
     monkeypatch.setattr(DecoderSteps, "keep", counting_keep)
-    assert_same_as_generate(tiny_model, batch["input_ids"], batch["attention_mask"], **kwargs)
+    assert_same_as_generate(tiny_model, batch["input_ids"], batch["attention_mask"], session, **kwargs)
     assert kept and min(kept) < len(texts), "no finished sentence left the batch"
 
 

@@ -1,6 +1,8 @@
 """GPU checks: the same model, masks, cache and training step on CUDA, in bf16 and with the GPU attention kernels.
 Skipped where no GPU is present (as in CI); run with `pytest tests/test_gpu.py` on a GPU machine."""
 
+import copy
+
 import pytest
 import torch
 
@@ -20,7 +22,8 @@ def padded_batch(device):
 
 def model_on_gpu(tmp_path, attn_implementation, dtype=torch.float32, **overrides):
     torch.manual_seed(0)
-    ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=64, **overrides)).save_pretrained(tmp_path)
+    overrides = {"vocab_size": 64, **overrides}
+    ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", **overrides)).save_pretrained(tmp_path)
     model = ZhenForConditionalGeneration.from_pretrained(tmp_path, attn_implementation=attn_implementation, dtype=dtype)
     return model.to("cuda").eval()
 
@@ -70,7 +73,8 @@ def test_flash_attention_matches_sdpa_with_padded_sources(tmp_path):
     torch.testing.assert_close(flash(**kwargs).logits.float(), sdpa(**kwargs).logits.float(), rtol=2e-2, atol=2e-2)
 
 
-def test_fast_training_equals_the_plain_model_on_gpu(tmp_path):
+@pytest.mark.parametrize("batch_device", ["cpu", "cuda"])  # zhen-train collates on the CPU; a GPU data loader does not
+def test_fast_training_equals_the_plain_model_on_gpu(tmp_path, batch_device):
     """Packed batches with grouped SDPA and the fused loss on CUDA: the plain model's loss and gradients; bf16 runs."""
     from zhen.batching import Seq2SeqCollator
     from zhen.fast_training import FastTraining
@@ -81,7 +85,7 @@ def test_fast_training_equals_the_plain_model_on_gpu(tmp_path):
         {"input_ids": ids[mask.bool()].tolist(), "labels": row[row != -100].tolist()}
         for ids, mask, row in zip(input_ids, attention_mask, labels)
     ]
-    batch = Seq2SeqCollator(PAD)(examples)
+    batch = {key: value.to(batch_device) for key, value in Seq2SeqCollator(PAD)(examples).items()}
 
     def loss_and_gradients(compute):
         model.zero_grad()
@@ -100,13 +104,70 @@ def test_fast_training_equals_the_plain_model_on_gpu(tmp_path):
         assert torch.isfinite(fast.loss(model, batch))
 
 
-def test_fast_decoder_equals_generate_on_gpu(tmp_path):
+@pytest.mark.parametrize("position_embedding_type", ["sinusoidal", "learned", "rope"])
+@pytest.mark.parametrize("cuda_graphs", [True, False])
+def test_fast_decoder_equals_generate_on_gpu(tmp_path, position_embedding_type, cuda_graphs):
+    """Float32 weights: the token ids of `generate`, with each step replayed as a CUDA graph or launched eagerly."""
     from zhen.fast_generation import FastDecoder
 
-    model = model_on_gpu(tmp_path, "sdpa", position_embedding_type="rope")
+    model = model_on_gpu(tmp_path, "sdpa", position_embedding_type=position_embedding_type)
     input_ids, attention_mask, _ = padded_batch("cuda")
     for num_beams in (1, 3):
         kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=10, num_beams=num_beams)
         expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-        with FastDecoder(model) as decoder:
+        with FastDecoder(model, weights="plain", cuda_graphs=cuda_graphs) as decoder:
+            assert decoder.cuda_graphs == cuda_graphs
             assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected)
+
+
+@pytest.mark.parametrize("cuda_graphs", [True, False])
+def test_finished_sentences_leave_the_batch_on_gpu(tiny_model, tiny_tokenizer, tiny_pairs, cuda_graphs, monkeypatch):
+    """A trained model's translations end at different lengths: rows leave the batch (and graphs are captured again
+    for the smaller batch), and every sentence still gets what `generate` gives it."""
+    from zhen.fast_generation import DecoderSteps, FastDecoder
+
+    kept, keep = [], DecoderSteps.keep
+    monkeypatch.setattr(DecoderSteps, "keep", lambda self, *args: kept.append(1) or keep(self, *args))
+    model = copy.deepcopy(tiny_model).cuda()
+    texts = sorted(en for en, _ in tiny_pairs)
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer(sorted(texts, key=len)[::3] + sorted(texts, key=len)[-3:], padding=True, return_tensors="pt")
+    input_ids, attention_mask = batch["input_ids"].cuda(), batch["attention_mask"].cuda()
+    for num_beams in (1, 4):
+        kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=40, num_beams=num_beams)
+        expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        with FastDecoder(model, weights="plain", cuda_graphs=cuda_graphs) as decoder:
+            assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected)
+    assert kept, "no row left the batch"
+
+
+def test_default_gpu_session_decodes_in_bf16_with_cuda_graphs(tmp_path):
+    """On a GPU with bf16, `FastDecoder(model)` (what `zhen.translate` opens) multiplies by bf16 copies of the
+    decoder's weights and replays CUDA graphs; its translations mostly agree with float32 `generate` (random weights,
+    so near-ties flip some tokens), and the model's own weights stay float32."""
+    from zhen.fast_generation import FastDecoder
+
+    model = model_on_gpu(tmp_path, "sdpa", position_embedding_type="rope")
+    input_ids, attention_mask, _ = padded_batch("cuda")
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=12, min_new_tokens=12)
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+    with FastDecoder(model) as decoder:
+        assert decoder.weights == "bf16" and decoder.cuda_graphs
+        out = decoder.generate(input_ids, attention_mask, **kwargs)
+    assert out.shape == expected.shape and (out == expected).float().mean() > 0.5
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+
+
+def test_dynamic_rope_decodes_without_cuda_graphs(tmp_path):
+    from zhen.fast_generation import FastDecoder
+
+    model = model_on_gpu(tmp_path, "sdpa", position_embedding_type="rope",
+                         rope_parameters={"rope_type": "dynamic", "factor": 2.0, "rope_theta": 10000.0})  # fmt: skip
+    input_ids, attention_mask, _ = padded_batch("cuda")
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=10)
+    with FastDecoder(model, weights="plain") as decoder:
+        assert not decoder.cuda_graphs
+        expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+        assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected)
+    with pytest.raises(ValueError, match="cuda_graphs=False"):
+        FastDecoder(model, cuda_graphs=True)

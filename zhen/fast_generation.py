@@ -94,15 +94,26 @@ class FastDecoder:
             `"bf16"` (bfloat16 copies: on a CPU with native bf16 a bf16 product is several times faster, with the
             precision of bf16 weights), `"packed"` (float32 packed into MKL's GEMM layout for the few rows of
             decoding: the same numbers, 1.0-1.6x faster), `"plain"` (the model's own), or `"auto"`, by default: bf16
-            where `zhen.hardware` says the CPU computes bf16 natively, else packed where MKL is available. Making the
-            copies of a transformer-base decoder takes a few hundred milliseconds, repaid over a few batches.
+            where `zhen.hardware` says the CPU computes bf16 natively or on a CUDA GPU with bf16, else packed where
+            MKL is available. Making the copies of a transformer-base decoder takes a few hundred milliseconds, repaid
+            over a few batches.
+        cuda_graphs (`bool`, *optional*): run each decoder step as a replayed CUDA graph ([`StaticDecoderSteps`]).
+            Defaults to `True` for a model on a CUDA GPU whose positions allow it ([`cuda_graphs_work`]). `True` with
+            a model on the CPU runs the same static-shape steps eagerly (how the CPU tests check them).
     """
 
-    def __init__(self, model, weights: str = "auto"):
+    def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None):
         if weights not in WEIGHTS:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
         self.weights = session_weights(model) if weights == "auto" else weights
+        on_gpu = model.device.type == "cuda"
+        self.cuda_graphs = on_gpu and cuda_graphs_work(model) if cuda_graphs is None else cuda_graphs
+        if self.cuda_graphs and not cuda_graphs_work(model):
+            raise ValueError(
+                f"cuda_graphs=True: the step of a model with {model.config.rope_parameters['rope_type']} RoPE cannot "
+                "be captured (its frequencies follow the longest position, read on the host); use cuda_graphs=False."
+            )
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
 
@@ -190,12 +201,17 @@ class FastDecoder:
         )
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
-        in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(input_ids.device.type)
-        with self.attention(self.attn_implementation), torch.autocast("cpu", torch.bfloat16, enabled=in_bf16):
+        device_type = input_ids.device.type
+        in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
+        with self.attention(self.attn_implementation), torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
             encoder_states = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         if in_bf16:  # the decoder's norms, attention and cache stay float32
             encoder_states = encoder_states.float()
-        steps = DecoderSteps(model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
+        arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
+        if self.cuda_graphs:
+            steps = StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
+        else:
+            steps = DecoderSteps(*arguments)
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if length_penalty is None:
@@ -229,9 +245,11 @@ def _lock_of(model) -> threading.Lock:
 def session_weights(model) -> str:
     """The session weights [`FastDecoder`] uses by default for `model` on this machine (`zhen.hardware`)."""
     head = model.get_output_embeddings()
-    if type(head) is not nn.Linear or head.weight.dtype != torch.float32 or head.weight.device.type != "cpu":
-        return "plain"  # an int8 model, bf16 weights, a GPU: as it is
+    if type(head) is not nn.Linear or head.weight.dtype != torch.float32:
+        return "plain"  # an int8 model, bf16 weights: as it is
     machine = current_hardware()
+    if head.weight.device.type != "cpu":
+        return "bf16" if head.weight.device.type == "cuda" and machine.cuda_bf16 else "plain"
     if machine.cpu_bf16 == "native":
         return "bf16"
     return "packed" if machine.mkl_packing == "on" else "plain"
@@ -329,6 +347,9 @@ class StaticDecodingCache:
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
         self.spare: list[torch.Tensor] | None = None
         self.position = 0
+        # Static shapes ([`StaticDecoderSteps`]): the step writes at the position this tensor holds and attends over
+        # the whole cache, masked; the cache is zeroed (a masked score of garbage could be NaN) and never reallocated.
+        self.write_position: torch.Tensor | None = None
 
     def allocate(self, rows: int, max_length: int):
         self.rows, self.max_length = rows, max_length
@@ -336,12 +357,19 @@ class StaticDecodingCache:
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
         if self.keys[layer_idx] is None:  # (rows, heads, max_length, head_dim), in the dtype the layer computes in
             shape = (self.rows, key.shape[1], self.max_length, key.shape[3])
-            self.keys[layer_idx] = key.new_empty(shape)
-            self.values[layer_idx] = value.new_empty(shape)
+            self.keys[layer_idx] = self.new_cache(key, shape)
+            self.values[layer_idx] = self.new_cache(value, shape)
+        if self.write_position is not None:
+            self.keys[layer_idx].index_copy_(2, self.write_position, key)
+            self.values[layer_idx].index_copy_(2, self.write_position, value)
+            return self.keys[layer_idx], self.values[layer_idx]
         end = self.position + key.shape[2]
         self.keys[layer_idx][:, :, self.position : end] = key
         self.values[layer_idx][:, :, self.position : end] = value
         return self.keys[layer_idx][:, :, :end], self.values[layer_idx][:, :, :end]
+
+    def new_cache(self, like: torch.Tensor, shape) -> torch.Tensor:
+        return like.new_empty(shape) if self.write_position is None else like.new_zeros(shape)
 
     def get_seq_length(self) -> int:
         return self.position
@@ -351,7 +379,7 @@ class StaticDecodingCache:
         for caches in (self.keys, self.values):
             for i, cache in enumerate(caches):
                 if cache is not None:
-                    kept = cache.new_empty((len(rows), *cache.shape[1:]))
+                    kept = self.new_cache(cache, (len(rows), *cache.shape[1:]))
                     torch.index_select(cache[:, :, :length], 0, rows, out=kept[:, :, :length])
                     caches[i] = kept
         for layer in self.layers:
@@ -366,7 +394,7 @@ class StaticDecodingCache:
         moved = (rows != torch.arange(len(rows), device=rows.device)).nonzero().view(-1)
         if len(moved) == 0:
             return
-        if 2 * len(moved) <= len(rows):
+        if 2 * len(moved) <= len(rows) or self.write_position is not None:  # in place: a CUDA graph reads these
             sources = rows[moved]
             for cache in caches:
                 history = cache[:, :, :length]
@@ -417,11 +445,14 @@ class DecoderSteps:
     def step(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
         self.cache.position = position
         position_ids = torch.full((1, 1), position, dtype=torch.long, device=tokens.device)
-        hidden_states, position_embeddings = self.decoder.embed(tokens[:, None], None, position_ids)
+        return self.run_layers(tokens[:, None], position_ids, None)  # one new token over its history: no mask
+
+    def run_layers(self, tokens, position_ids, self_attention_mask) -> torch.Tensor:
+        hidden_states, position_embeddings = self.decoder.embed(tokens, None, position_ids)
         for layer in self.decoder.layers:
             hidden_states = layer(
                 hidden_states,
-                None,  # the causal mask of one new token over its history: nothing to mask
+                self_attention_mask,
                 None,  # the source's keys and values are in the cache
                 encoder_attention_mask=self.source_bias,
                 position_embeddings=position_embeddings,
@@ -442,6 +473,60 @@ class DecoderSteps:
         self.cache.keep(rows, sentences, length)
         self.source_bias = self.source_bias.index_select(0, sentences)
         self.rows = len(rows)
+
+
+class StaticDecoderSteps(DecoderSteps):
+    """[`DecoderSteps`] whose every step has the same shapes and reads its inputs from the same tensors, so that on a
+    GPU it can be captured once as a CUDA graph and replayed (`cuda_graph=True`): a decoder step is hundreds of small
+    kernels there, and launching them one by one from Python, not running them, is what a step costs. Self-attention
+    runs over the whole preallocated cache under a mask of the positions written so far (masked scores weigh exactly
+    0); the step writes its keys and values at the position a tensor holds. Rows leaving the batch change the
+    shapes: the graph is captured again. Without `cuda_graph` the same computation runs eagerly, on any device."""
+
+    def __init__(self, *args, cuda_graph: bool):
+        super().__init__(*args)
+        self.tokens = torch.zeros((self.rows, 1), dtype=torch.long, device=self.device)
+        self.position_ids = torch.zeros((1, 1), dtype=torch.long, device=self.device)
+        self.cache.write_position = self.position_ids[0]
+        masked = torch.finfo(torch.float32).min
+        self.self_bias = torch.full((1, 1, 1, self.cache.max_length), masked, device=self.device)
+        self.cuda_graph = cuda_graph
+        self.graph: torch.cuda.CUDAGraph | None = None
+        self.hidden_states: torch.Tensor | None = None  # the graph's output, rewritten by every replay
+
+    def step(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
+        self.tokens.copy_(tokens[:, None])
+        self.position_ids.fill_(position)
+        self.self_bias[..., position] = 0
+        if not self.cuda_graph or self.cache.keys[0] is None:  # the first step allocates the cache, eagerly
+            return self.run_layers(self.tokens, self.position_ids, self.self_bias)
+        if self.graph is None:
+            self.capture()
+        self.graph.replay()
+        return self.hidden_states
+
+    def capture(self):
+        side = torch.cuda.Stream(self.device)
+        side.wait_stream(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(side):  # warm-up, as CUDA graphs want: the same inputs, so the same cache writes
+            self.run_layers(self.tokens, self.position_ids, self.self_bias)
+        torch.cuda.current_stream(self.device).wait_stream(side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.hidden_states = self.run_layers(self.tokens, self.position_ids, self.self_bias)
+
+    def keep(self, sentences: torch.LongTensor, length: int):
+        super().keep(sentences, length)
+        self.tokens = self.tokens.new_zeros((self.rows, 1))
+        self.graph = self.hidden_states = None
+
+
+def cuda_graphs_work(model) -> bool:
+    """Whether [`StaticDecoderSteps`] can capture `model`'s decoder step: RoPE types whose frequencies depend on the
+    longest position so far (dynamic, longrope) read it on the host at every step."""
+    rope = getattr(model.config, "rope_parameters", None) or {}
+    rope_type = rope.get("rope_type", "default")
+    return "dynamic" not in rope_type and rope_type != "longrope"
 
 
 def argmax(scores: torch.Tensor, chunk: int = 64) -> torch.LongTensor:
@@ -628,8 +713,10 @@ __all__ = [
     "Bf16Linear",
     "FastDecoder",
     "PackedLinear",
+    "StaticDecoderSteps",
     "argmax",
     "beam_search",
+    "cuda_graphs_work",
     "decoding_attention",
     "generate",
     "greedy_search",

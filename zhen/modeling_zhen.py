@@ -460,6 +460,10 @@ class ZhenPreTrainedModel(PreTrainedModel):
         return embeddings
 
 
+def _capturing_cuda_graph() -> bool:
+    return torch.cuda.is_available() and torch.cuda.is_current_stream_capturing()
+
+
 class ZhenStack(ZhenPreTrainedModel):
     """What encoder and decoder share: token embeddings, positions, a stack of layers, and the final LayerNorm that a
     pre-norm stack needs."""
@@ -504,8 +508,8 @@ class ZhenStack(ZhenPreTrainedModel):
 
     def check_positions(self, position_ids: torch.Tensor) -> None:
         """A clear error instead of an index error when the input is longer than the position table."""
-        if is_torchdynamo_compiling() or position_ids.numel() == 0:
-            return
+        if is_torchdynamo_compiling() or position_ids.numel() == 0 or _capturing_cuda_graph():
+            return  # nothing may wait for the GPU while it compiles or captures
         longest = int(position_ids.max()) + 1
         if longest > self.config.max_position_embeddings:
             raise ValueError(
