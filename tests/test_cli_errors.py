@@ -13,6 +13,7 @@ import pytest
 
 from zhen import training
 from zhen.commands import evaluate, export_ct2, finetune, plot_attention, push, train, train_tokenizer, translate
+from zhen.commands._cli import default_device
 from zhen.commands.train import build_parser, resolve_config
 from zhen.hub import save_for_hub
 from zhen.translation import translate as translate_texts
@@ -34,8 +35,9 @@ def last_line(stderr: str) -> str:
 
 # --- --help ---------------------------------------------------------------------------------------------------------
 
+DEVICE = default_device()  # cuda where a GPU is present
 HELP = {
-    "zhen-translate": (translate.parse_args, [("--batch-size", "(default: 32)"), ("--device", "(default: cpu)")]),
+    "zhen-translate": (translate.parse_args, [("--batch-size", "(default: 32)"), ("--device", f"(default: {DEVICE})")]),
     "zhen-evaluate": (evaluate.parse_args, [("--batch-size", "(default: 32)")]),
     "zhen-finetune": (finetune.parse_args, [("--learning-rate", "(default: 5e-05)"), ("--direction", "en-zh)")]),
     "zhen-plot-attention": (plot_attention.parse_args, [("--output", "(default: attention.png)")]),

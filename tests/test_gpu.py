@@ -171,3 +171,23 @@ def test_dynamic_rope_decodes_without_cuda_graphs(tmp_path):
         assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected)
     with pytest.raises(ValueError, match="cuda_graphs=False"):
         FastDecoder(model, cuda_graphs=True)
+
+
+def test_sample_recipe_end_to_end_on_gpu(tmp_path, fresh_accelerator_state):
+    """The README's first command (shortened) on a GPU: `--mixed-precision auto` trains in bf16 there, the batches
+    the CPU collates go through the packed fast path on CUDA, and the exported model translates on the GPU with the
+    default decoding session (bf16 session weights, CUDA graphs)."""
+    from accelerate.state import AcceleratorState
+
+    import zhen
+    from zhen.commands.train import resolve_config
+    from zhen.training import train
+    from zhen.translation import load_model_and_tokenizer
+
+    args = ["--output-dir", str(tmp_path), "--max-steps", "8", "--eval-steps", "4", "--save-steps", "8",
+            "--eval-bleu-samples", "8", "--mixed-precision", "auto"]  # fmt: skip
+    export = train(resolve_config(args))
+    assert AcceleratorState().mixed_precision == "bf16" and AcceleratorState().device.type == "cuda"
+    model, tokenizer = load_model_and_tokenizer(export, device="cuda")
+    [output] = zhen.translate(["I like tea."], model=model, tokenizer=tokenizer, src_lang="en", tgt_lang="zh")
+    assert isinstance(output, str)

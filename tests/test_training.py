@@ -310,7 +310,7 @@ def test_sample_recipe_end_to_end_on_every_cpu(tmp_path, mixed_precision, cpu_bf
     import zhen
 
     args = ["--output-dir", str(tmp_path), "--max-steps", "8", "--eval-steps", "4", "--save-steps", "8",
-            "--eval-bleu-samples", "8", "--mixed-precision", mixed_precision]  # fmt: skip
+            "--eval-bleu-samples", "8", "--mixed-precision", mixed_precision, "--cpu"]  # fmt: skip
     with hardware.forced(cpu_bf16=cpu_bf16):
         export = train(resolve_config(args))
     assert AcceleratorState().mixed_precision == runs_in
@@ -404,7 +404,7 @@ def test_resume_after_kill_reaches_the_same_parameters(tmp_path):
     """A run killed with SIGKILL and resumed ends with exactly the parameters of an uninterrupted run (CPU,
     deterministic kernels, same data order from the seed, RNG restored from the checkpoint)."""
     common = [*TINY, "--max-steps", "40", "--save-steps", "5", "--eval-steps", "100", "--eval-bleu-samples", "0",
-              "--warmup-steps", "10", "--seed", "3"]  # fmt: skip
+              "--warmup-steps", "10", "--seed", "3", "--cpu"]  # fmt: skip
     reference = run_training(["--output-dir", str(tmp_path / "straight"), *common])
     interrupted_dir = tmp_path / "interrupted"
     interrupted = run_training(["--output-dir", str(interrupted_dir), *common])
@@ -433,7 +433,7 @@ def test_two_process_ddp_equals_gradient_accumulation_on_one_process(tmp_path):
     accumulation steps sees the same pairs of batches in each step. With exact token-level loss normalisation across
     processes the two runs must take the same steps."""
     common = [*TINY, "--max-steps", "8", "--save-steps", "8", "--eval-steps", "100", "--eval-bleu-samples", "0",
-              "--dropout", "0", "--warmup-steps", "4", "--logging-steps", "4"]  # fmt: skip
+              "--dropout", "0", "--warmup-steps", "4", "--logging-steps", "4", "--cpu"]  # fmt: skip
     ddp = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "zhen.commands.train",
          "--output-dir", str(tmp_path / "ddp"), *common],

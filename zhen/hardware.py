@@ -162,7 +162,9 @@ def report() -> str:
         + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
            if machine.cpu_bf16 == "native" else
            "float32 weights packed for MKL" if machine.mkl_packing == "on" else "the float32 weights as they are")
-        + " (CPU; a GPU decodes with the model's own weights)",
+        + " on the CPU"
+        + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
+           "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
     ]  # fmt: skip
     return "\n".join(lines)
 
