@@ -33,7 +33,7 @@ import torch
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cpu_description, print_table  # noqa: E402
+from common import cpu_description, print_table, synchronize  # noqa: E402
 
 
 SYSTEMS = ("generate-bf16", "generate-fp32", "zhen-keep", "zhen")
@@ -65,6 +65,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda (zhen decodes there with CUDA graphs)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -76,19 +77,22 @@ def main(argv=None):
     from zhen.evaluation import parallel_columns
 
     def load(dtype):
-        return ZhenForConditionalGeneration.from_pretrained(args.model, dtype=dtype).eval()
+        return ZhenForConditionalGeneration.from_pretrained(args.model, dtype=dtype).to(args.device).eval()
 
     model, model_fp32, model_bf16 = load(torch.float32), load(torch.float32), load(torch.bfloat16)
     tokenizer = ZhenTokenizerFast.from_pretrained(args.model)
     columns = parallel_columns(load_parallel(args.test), args.limit)
     rows_run = {"n": 0}
-    step = fast_generation.DecoderSteps.step
 
-    def counting_step(self, tokens, position):
-        rows_run["n"] += len(tokens)
-        return step(self, tokens, position)
+    def counting(step):
+        def counting_step(self, tokens, position):
+            rows_run["n"] += len(tokens)
+            return step(self, tokens, position)
 
-    fast_generation.DecoderSteps.step = counting_step
+        return counting_step
+
+    for steps_class in (fast_generation.DecoderSteps, fast_generation.StaticDecoderSteps):
+        steps_class.step = counting(steps_class.step)
     session = fast_generation.FastDecoder(model).__enter__()  # held for the whole run, as zhen.translate holds it
 
     def zhen(batch, drop_share, **kwargs):
@@ -120,7 +124,7 @@ def main(argv=None):
     for num_beams in map(int, args.num_beams.split(",")):
         for direction in args.directions.split(","):
             src, tgt = direction.split("-")
-            batches = batches_of(tokenizer, columns[src], src, args.batch_size)
+            batches = [batch.to(args.device) for batch in batches_of(tokenizer, columns[src], src, args.batch_size)]
             best = {name: [math.inf] * len(batches) for name in names}
             rows = {name: 0 for name in names}
             outputs = {name: [None] * len(batches) for name in names}
@@ -131,9 +135,11 @@ def main(argv=None):
                     shift = (turn + i) % len(names)
                     for name in names[shift:] + names[:shift]:
                         rows_run["n"] = 0
+                        synchronize(args.device)
                         start = time.perf_counter()
                         with torch.inference_mode():
                             out = systems[name](batch, **kwargs)
+                        synchronize(args.device)
                         best[name][i] = min(best[name][i], time.perf_counter() - start)
                         rows[name] += rows_run["n"] if turn == 0 else 0
                         outputs[name][i] = out

@@ -28,6 +28,7 @@ rotating), so that the speed drift of a shared machine reaches every system alik
         --systems marian-sdpa-fp32,zhen-prenorm-fp32                  # step time against batch tokens
 """
 
+import inspect
 import json
 import math
 import os
@@ -64,6 +65,7 @@ from common import (  # noqa: E402
 
 
 PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16}
+ATTENTION_GROUPS = inspect.signature(FastTraining).parameters["attention_groups"].default
 
 
 def systems_for(precisions: list[str]) -> list[str]:
@@ -73,7 +75,8 @@ def systems_for(precisions: list[str]) -> list[str]:
     return out
 
 
-def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, device: str = "cpu"):
+def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, device: str = "cpu",
+               attention_groups: int = ATTENTION_GROUPS):  # fmt: skip
     """Returns `step(batch) -> loss` for one system."""
     family, kind, precision, *extra = system.split("-")
     torch.manual_seed(0)
@@ -84,7 +87,7 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
         fast = None
         if extra != ["plain"]:
             fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), fused_loss=extra != ["logits"],
-                                loss_chunk_size=loss_chunk_size)  # fmt: skip
+                                loss_chunk_size=loss_chunk_size, attention_groups=attention_groups)  # fmt: skip
     model.to(device).train()
     optim = torch.optim.AdamW(model.parameters(), lr=1e-4, **{optimizer: True})
     autocast = torch.autocast(torch.device(device).type, torch.bfloat16, enabled=precision == "bf16")
@@ -127,7 +130,10 @@ def worker(job: dict) -> dict | list[dict]:
     device = job.get("device", "cpu")
     systems = job.get("systems") or [job["system"]]
     batches = make_batches(job["size"], job["max_tokens"], job["warmup"] + job["steps"])
-    steps = {s: build_step(s, job["size"], job["optimizer"], job["loss_chunk_size"], device) for s in systems}
+    steps = {
+        s: build_step(s, job["size"], job["optimizer"], job["loss_chunk_size"], device, job["attention_groups"])
+        for s in systems
+    }
     measured = batches[job["warmup"] :]
     best, last_loss, kernel = best_step_times(steps, batches[: job["warmup"]], measured, job.get("repeat", 1), device)
     stats = [batch_stats(b) for b in measured]
@@ -188,6 +194,7 @@ def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> li
     job = dict(
         size=size, max_tokens=max_tokens, steps=args.steps, warmup=args.warmup, optimizer=args.optimizer,
         loss_chunk_size=args.loss_chunk_size, threads=args.threads, device=args.device, repeat=args.repeat,
+        attention_groups=args.attention_groups,
     )  # fmt: skip
     for _ in range(args.rounds):
         if args.interleave:
@@ -235,6 +242,8 @@ def main(argv=None):
     )  # fmt: skip
     parser.add_argument("--optimizer", default="fused", choices=["fused", "foreach"], help="AdamW kernel, all systems")
     parser.add_argument("--loss-chunk-size", type=int, default=LOSS_CHUNK_SIZE, help="zhen's fused loss chunk (tokens)")
+    parser.add_argument("--attention-groups", type=int, default=ATTENTION_GROUPS,
+                        help="zhen's groups of similar-length sentences in packed attention")  # fmt: skip
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
