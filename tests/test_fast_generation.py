@@ -43,9 +43,9 @@ def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
     return input_ids, input_ids.ne(PAD).long()
 
 
-# How the decoder runs: the plain steps with the model's weights, MKL-packed weights, or the static-shape steps that a
-# GPU captures as CUDA graphs (run eagerly here).
-SESSIONS = {"plain": dict(weights="plain"), "packed": dict(weights="packed"),
+# How the decoder runs: the plain steps with the model's weights, float32 weights packed by oneDNN or by MKL, or the
+# static-shape steps that a GPU captures as CUDA graphs (run eagerly here).
+SESSIONS = {"plain": dict(weights="plain"), "packed": dict(weights="packed"), "packed-mkl": dict(weights="packed"),
             "static-shapes": dict(weights="plain", cuda_graphs=True)}  # fmt: skip
 
 
@@ -54,7 +54,8 @@ def assert_same_as_generate(model, input_ids, attention_mask, session="plain", *
     if session == "plain":
         actual = generate(model, input_ids, attention_mask, **kwargs)
     else:
-        with FastDecoder(model, **SESSIONS[session]) as decoder:
+        machine = dict(onednn_packing="off") if session == "packed-mkl" else {}
+        with hardware.forced(**machine), FastDecoder(model, **SESSIONS[session]) as decoder:
             actual = decoder.generate(input_ids, attention_mask, **kwargs)
     assert actual.shape == expected.shape and torch.equal(actual, expected), f"{kwargs}\n{expected}\n{actual}"
 
@@ -63,7 +64,7 @@ def assert_same_as_generate(model, input_ids, attention_mask, session="plain", *
 @pytest.mark.parametrize("num_beams", [1, 4])
 @pytest.mark.parametrize("session", SESSIONS)
 def test_equals_generate_for_every_variant(position_embedding_type, normalize_before, num_beams, session):
-    if session == "packed" and hardware.detected().mkl_packing == "off":
+    if session == "packed-mkl" and hardware.detected().mkl_packing == "off":
         pytest.skip("this PyTorch build has no MKL")
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     input_ids, attention_mask = padded_sources()
@@ -190,20 +191,31 @@ def test_argmax_and_topk_equal_torch():
 
 
 @pytest.mark.skipif(hardware.detected().mkl_packing == "off", reason="this PyTorch build has no MKL")
-def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it():
+@pytest.mark.parametrize("onednn_packing", ["on", "off"])
+def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it(onednn_packing):
+    """Packed by oneDNN once, or by MKL per row count where oneDNN cannot: float32 products equal to `nn.Linear`'s
+    within float32 rounding."""
+    if hardware.detected().onednn_packing == "off" and onednn_packing == "on":
+        pytest.skip("this PyTorch build has no oneDNN")
+    if hardware.detected().mkl_packing == "off" and onednn_packing == "off":
+        pytest.skip("this PyTorch build has no MKL")
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 300)
-    packed = PackedLinear(linear)
+    with hardware.forced(onednn_packing=onednn_packing):
+        packed = PackedLinear(linear)
     x = torch.randn(32, 64)
     with torch.inference_mode():
         torch.testing.assert_close(packed(x), linear(x), rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(packed(x[:5]), linear(x[:5]), rtol=1e-5, atol=1e-6)  # packed again for 5 rows
+        torch.testing.assert_close(packed(x[:5]), linear(x[:5]), rtol=1e-5, atol=1e-6)  # MKL: packed again for 5 rows
         many = torch.randn(300, 64)
-        assert torch.equal(packed(many), linear(many))  # many rows (the source, once): nn.Linear's own product
+        if onednn_packing == "on":
+            torch.testing.assert_close(packed(many), linear(many), rtol=1e-5, atol=1e-6)
+        else:
+            assert torch.equal(packed(many), linear(many))  # many rows (the source, once): nn.Linear's own product
         with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast (the bf16 crash of issue 15): nn.Linear's
             assert packed(x).dtype == torch.bfloat16
         assert PackedLinear(torch.nn.Linear(64, 300).bfloat16())(x.bfloat16()).dtype == torch.bfloat16
-    assert sorted(packed.packed) == [5, 32]
+    assert sorted(packed.packed) == ([] if onednn_packing == "on" else [5, 32])
 
 
 def test_batches_of_different_sizes_in_turn_equal_generate():
@@ -338,7 +350,8 @@ def test_sessions_from_two_threads_take_turns():
 @pytest.mark.parametrize(
     "machine,expected",
     [(dict(cpu_bf16="native"), "bf16"), (dict(cpu_bf16="emulated", mkl_packing="on"), "packed"),
-     (dict(cpu_bf16="emulated", mkl_packing="off"), "plain")],
+     (dict(cpu_bf16="emulated", mkl_packing="off", onednn_packing="on"), "packed"),
+     (dict(cpu_bf16="emulated", mkl_packing="off", onednn_packing="off"), "plain")],
 )  # fmt: skip
 def test_session_weights_follow_the_machine(machine, expected):
     model = tiny_model(vocab_size=40)

@@ -21,8 +21,9 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
 - within a [`FastDecoder`] session (what `zhen.translate` and the translation pipeline open), the decoder's projections
   and the LM head multiply by session copies of their weights chosen for the machine (`zhen.hardware`): bf16 copies
   packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX, AVX512-BF16), float32 weights packed
-  into MKL's GEMM layout elsewhere.
-  The copies live only as long as the session, so they can never outlive a change of the weights.
+  into oneDNN's (or MKL's) GEMM layout elsewhere, the encoder's too; bf16 copies on a GPU with bf16.
+  The copies live only as long as the session, so they can never outlive a change of the weights;
+- on a GPU, [`StaticDecoderSteps`]: each decoder step captured once as a CUDA graph and replayed.
 
 On a model quantized with `zhen.quantization.quantize_dynamic` it is the fast int8 decoder.
 """
@@ -53,7 +54,7 @@ ARGUMENTS = ("forced_bos_token_id", "num_beams", "max_new_tokens", "min_new_toke
              "num_return_sequences", "input_ids", "attention_mask")  # fmt: skip
 DECODING_ATTENTION = "zhen_decoding"
 WEIGHTS = ("auto", "bf16", "packed", "plain")
-MAX_PACKED_ROWS = 256  # projections of more rows (the source, once) gain nothing from packing
+MAX_PACKED_ROWS = 256  # projections of more rows (the source, once) gain nothing from MKL's packing
 # Finished rows (greedy) or sentences (beam search) leave the decoder once they are this share of those it runs:
 # dropping them costs a copy of the cache, each step after it saves their share (math.inf: never).
 DROP_FINISHED_SHARE = 0.25
@@ -92,11 +93,12 @@ class FastDecoder:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
         weights (`str`, *optional*): the session copies the decoder's float32 projections and LM head multiply by:
             `"bf16"` (bfloat16 copies: on a CPU with native bf16 a bf16 product is several times faster, with the
-            precision of bf16 weights), `"packed"` (float32 packed into MKL's GEMM layout for the few rows of
-            decoding: the same numbers, 1.0-1.6x faster), `"plain"` (the model's own), or `"auto"`, by default: bf16
-            where `zhen.hardware` says the CPU computes bf16 natively or on a CUDA GPU with bf16, else packed where
-            MKL is available. Making the copies of a transformer-base decoder takes a few hundred milliseconds, repaid
-            over a few batches.
+            precision of bf16 weights), `"packed"` (float32 weights of the decoder, the encoder and the LM head
+            packed once into oneDNN's GEMM layout, or MKL's for each few-row product where oneDNN cannot: float32
+            products, faster than plain ones), `"plain"` (the model's own), or `"auto"`, by default: bf16 where
+            `zhen.hardware` says the CPU computes bf16 natively or on a CUDA GPU with bf16, else packed where oneDNN
+            or MKL is available. Making the copies of a transformer-base decoder takes a few hundred milliseconds,
+            repaid over a few batches.
         cuda_graphs (`bool`, *optional*): run each decoder step as a replayed CUDA graph ([`StaticDecoderSteps`]).
             Defaults to `True` for a model on a CUDA GPU whose positions allow it ([`cuda_graphs_work`]). `True` with
             a model on the CPU runs the same static-shape steps eagerly (how the CPU tests check them).
@@ -140,7 +142,10 @@ class FastDecoder:
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
-        for parent in [self.model, *self.model.get_decoder().modules()]:
+        stacks = [self.model.get_decoder()]
+        if self.weights == "packed":  # a bf16 session runs the encoder under autocast instead
+            stacks.append(self.model.get_encoder())
+        for parent in [self.model, *(module for stack in stacks for module in stack.modules())]:
             for name, child in list(parent.named_children()):
                 if type(child) is nn.Linear and (parent is not self.model or name == "lm_head"):
                     self.swapped.append((parent, name, child))
@@ -252,7 +257,7 @@ def session_weights(model) -> str:
         return "bf16" if head.weight.device.type == "cuda" and machine.cuda_bf16 else "plain"
     if machine.cpu_bf16 == "native":
         return "bf16"
-    return "packed" if machine.mkl_packing == "on" else "plain"
+    return "packed" if "on" in (machine.onednn_packing, machine.mkl_packing) else "plain"
 
 
 def _position_table(config) -> float:
@@ -262,14 +267,18 @@ def _position_table(config) -> float:
 
 
 class PackedLinear(nn.Module):
-    """A float32 `nn.Linear` for decoding, multiplying by its weight packed into MKL's GEMM layout for each few-row
-    product it meets (decoding multiplies the same rows step after step; plain `sgemm` repacks the weight on every
-    call). Other dtypes, autocast and many-row products go to `linear` unchanged."""
+    """A float32 `nn.Linear` for decoding, multiplying by its weight packed once into oneDNN's GEMM layout, or where
+    oneDNN cannot (`zhen.hardware`: `onednn_packing`), into MKL's for each few-row product it meets (decoding multiplies
+    the same rows step after step; plain `sgemm` repacks the weight on every call). Float32 products either way. Other
+    dtypes and autocast go to `linear` unchanged, as do many-row products where MKL packs (they gain nothing there)."""
 
     def __init__(self, linear: nn.Linear):
         super().__init__()
         self.linear = linear
         self.packed: dict[int, torch.Tensor] = {}
+        self.onednn = None
+        if current_hardware().onednn_packing == "on":
+            self.onednn = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight = self.linear.weight
@@ -278,9 +287,12 @@ class PackedLinear(nn.Module):
             x.dtype != torch.float32
             or weight.dtype != torch.float32
             or x.device.type != "cpu"
-            or rows > MAX_PACKED_ROWS
             or torch.is_autocast_enabled("cpu")
         ):
+            return self.linear(x)
+        if self.onednn is not None:
+            return torch.ops.mkldnn._linear_pointwise(x, self.onednn, self.linear.bias, "none", [], "")
+        if rows > MAX_PACKED_ROWS:
             return self.linear(x)
         if rows not in self.packed:
             self.packed[rows] = torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows)

@@ -35,7 +35,7 @@ class Hardware:
         cpu_bf16 (`str`): `"native"` where the CPU multiplies bfloat16 in hardware (AMX or AVX512-BF16), `"emulated"`
             where PyTorch converts to float32 inside its kernels at about a quarter of float32's rate.
         mkl_packing (`str`): `"on"` where PyTorch's MKL can pack float32 weights once for few-row products (decoding).
-        onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack bf16 weights once for few-row products.
+        onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack weights (bf16, float32) once for decoding.
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
@@ -48,7 +48,7 @@ class Hardware:
 
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
-        packing = f"MKL weight packing {self.mkl_packing}, oneDNN bf16 weight packing {self.onednn_packing}"
+        packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
@@ -161,6 +161,7 @@ def report() -> str:
         "zhen.translate and the pipeline decode with: "
         + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
            if machine.cpu_bf16 == "native" else
+           "float32 weights packed for oneDNN" if machine.onednn_packing == "on" else
            "float32 weights packed for MKL" if machine.mkl_packing == "on" else "the float32 weights as they are")
         + " on the CPU"
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
