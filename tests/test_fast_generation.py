@@ -8,9 +8,10 @@ import itertools
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, hardware
+from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware
 from zhen.fast_generation import (
     Bf16Linear,
+    Bf16ReluMLP,
     DecoderSteps,
     FastDecoder,
     PackedLinear,
@@ -383,6 +384,39 @@ def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing):
             torch.testing.assert_close(y, linear(x), rtol=2e-2, atol=2e-2)
         with torch.autocast("cpu", dtype=torch.bfloat16):  # under autocast: the module's own product
             assert torch.equal(session_linear(x), linear(x))
+
+
+@pytest.mark.parametrize("onednn_packing", ["on", "off"])
+def test_bf16_relu_mlp_equals_its_two_session_linears_and_relu(onednn_packing):
+    """ReLU fused into fc1's bf16 product, its bf16 output fed to fc2: exactly what the two `Bf16Linear`s and a float32
+    ReLU between them give (ReLU commutes with rounding to bf16); the model's own MLP under autocast."""
+    if onednn_packing == "on" and hardware.detected().onednn_packing == "off":
+        pytest.skip("this PyTorch build has no oneDNN")
+    model = tiny_model(vocab_size=40)
+    mlp = model.get_decoder().layers[0].mlp
+    with hardware.forced(onednn_packing=onednn_packing):
+        fused, fc1, fc2 = Bf16ReluMLP(mlp), Bf16Linear(mlp.fc1), Bf16Linear(mlp.fc2)
+    with torch.inference_mode():
+        for x in (torch.randn(8, 1, mlp.fc1.in_features), torch.randn(300, mlp.fc1.in_features)):
+            assert torch.equal(fused(x), fc2(fc1(x).relu()))
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            assert torch.equal(fused(x), mlp(x))
+
+
+@pytest.mark.parametrize("activation_function", ["relu", "gelu"])
+def test_bf16_session_fuses_relu_mlps_only_and_decodes_as_without_fusion(activation_function, monkeypatch):
+    model = tiny_model(activation_function=activation_function)
+    input_ids, attention_mask = padded_sources()
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=12, num_beams=3)
+    with FastDecoder(model, weights="bf16") as decoder:
+        fused = {type(m) for m in model.modules()} >= {Bf16ReluMLP}
+        out = decoder.generate(input_ids, attention_mask, **kwargs)
+    assert fused == (activation_function == "relu")
+    monkeypatch.setattr(fast_generation, "_is_relu_mlp", lambda module: False)
+    with FastDecoder(model, weights="bf16") as decoder:
+        assert Bf16ReluMLP not in {type(m) for m in model.modules()}
+        assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), out)
+    assert Bf16ReluMLP not in {type(m) for m in model.modules()}
 
 
 @pytest.mark.skipif(hardware.detected().onednn_packing == "off", reason="this PyTorch build has no oneDNN")

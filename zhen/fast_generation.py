@@ -146,8 +146,13 @@ class FastDecoder:
         if self.weights == "packed":  # a bf16 session runs the encoder under autocast instead
             stacks.append(self.model.get_encoder())
         for parent in [self.model, *(module for stack in stacks for module in stack.modules())]:
+            if self.weights == "bf16" and _is_relu_mlp(parent):
+                continue  # replaced whole, below
             for name, child in list(parent.named_children()):
-                if type(child) is nn.Linear and (parent is not self.model or name == "lm_head"):
+                if self.weights == "bf16" and _is_relu_mlp(child):
+                    self.swapped.append((parent, name, child))
+                    setattr(parent, name, Bf16ReluMLP(child))
+                elif type(child) is nn.Linear and (parent is not self.model or name == "lm_head"):
                     self.swapped.append((parent, name, child))
                     setattr(parent, name, session_class(child))
 
@@ -247,6 +252,10 @@ def _lock_of(model) -> threading.Lock:
         return _LOCKS.setdefault(model, threading.Lock())
 
 
+def _is_relu_mlp(module: nn.Module) -> bool:
+    return type(module).__name__ == "ZhenMLP" and isinstance(module.activation_fn, nn.ReLU)
+
+
 def session_weights(model) -> str:
     """The session weights [`FastDecoder`] uses by default for `model` on this machine (`zhen.hardware`)."""
     head = model.get_output_embeddings()
@@ -316,12 +325,29 @@ class Bf16Linear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if torch.is_autocast_enabled(x.device.type):
             return self.linear(x)
-        x16 = x.to(torch.bfloat16)
+        return self.bf16(x.to(torch.bfloat16)).to(x.dtype)
+
+    def bf16(self, x16: torch.Tensor, relu: bool = False) -> torch.Tensor:
+        """The product of a bf16 input, in bf16; with `relu`, ReLU fused into it."""
         if self.packed:
-            y = torch.ops.mkldnn._linear_pointwise(x16, self.weight, self.bias, "none", [], "")
-        else:
-            y = nn.functional.linear(x16, self.weight, self.bias)
-        return y.to(x.dtype)
+            return torch.ops.mkldnn._linear_pointwise(x16, self.weight, self.bias, "relu" if relu else "none", [], "")
+        y = nn.functional.linear(x16, self.weight, self.bias)
+        return y.relu_() if relu else y
+
+
+class Bf16ReluMLP(nn.Module):
+    """A ReLU `ZhenMLP` in a bf16 session: `fc1` with ReLU fused into its product hands its bf16 output straight to
+    `fc2`. The same numbers as `Bf16Linear(fc1)`, ReLU and `Bf16Linear(fc2)` (ReLU commutes with rounding to bf16),
+    without two conversions and a float32 pass over the widest activation of the step."""
+
+    def __init__(self, mlp: nn.Module):
+        super().__init__()
+        self.fc1, self.fc2 = Bf16Linear(mlp.fc1), Bf16Linear(mlp.fc2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.is_autocast_enabled(x.device.type):
+            return self.fc2(self.fc1(x).relu())
+        return self.fc2.bf16(self.fc1.bf16(x.to(torch.bfloat16), relu=True)).to(x.dtype)
 
 
 def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
@@ -518,14 +544,15 @@ class StaticDecoderSteps(DecoderSteps):
         return self.hidden_states
 
     def capture(self):
-        side = torch.cuda.Stream(self.device)
-        side.wait_stream(torch.cuda.current_stream(self.device))
-        with torch.cuda.stream(side):  # warm-up, as CUDA graphs want: the same inputs, so the same cache writes
-            self.run_layers(self.tokens, self.position_ids, self.self_bias)
-        torch.cuda.current_stream(self.device).wait_stream(side)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.hidden_states = self.run_layers(self.tokens, self.position_ids, self.self_bias)
+        with torch.cuda.device(self.device):  # the model's GPU, also where it is not the current one
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):  # warm-up, as CUDA graphs want: the same inputs, so the same cache writes
+                self.run_layers(self.tokens, self.position_ids, self.self_bias)
+            torch.cuda.current_stream().wait_stream(side)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.hidden_states = self.run_layers(self.tokens, self.position_ids, self.self_bias)
 
     def keep(self, sentences: torch.LongTensor, length: int):
         super().keep(sentences, length)
@@ -723,6 +750,7 @@ def _pad_to_multiple(scores: torch.Tensor, multiple: int) -> torch.Tensor:
 
 __all__ = [
     "Bf16Linear",
+    "Bf16ReluMLP",
     "FastDecoder",
     "PackedLinear",
     "StaticDecoderSteps",
