@@ -59,7 +59,18 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
     assert "torch 2." in out and "transformers 5." in out
-    with hardware.forced(cpu_bf16="emulated", mkl_packing="off", cuda=False):
+    with hardware.forced(cpu_bf16="emulated", onednn_packing="on", cuda=False):
+        env.main([])
+    assert "float32 weights packed for oneDNN" in capsys.readouterr().out
+    with hardware.forced(cpu_bf16="emulated", onednn_packing="off", mkl_packing="on", cuda=False):
+        env.main([])
+    assert "float32 weights packed for MKL" in capsys.readouterr().out
+    with hardware.forced(cpu_bf16="emulated", mkl_packing="off", onednn_packing="off", cuda=False):
         env.main([])
     out = capsys.readouterr().out
     assert "trains in: no" in out and "the float32 weights as they are" in out
+    with hardware.forced(cuda=True, cuda_bf16=True):
+        env.main([])
+    assert "on the GPU bf16 copies of the decoder weights, each decoder step replayed as a CUDA graph" in (
+        capsys.readouterr().out
+    )
