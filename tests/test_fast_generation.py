@@ -363,7 +363,9 @@ def test_session_weights_follow_the_machine(machine, expected):
             assert decoder.weights == expected
             kinds = {type(m) for m in model.modules()}
             assert (Bf16Linear in kinds) == (expected == "bf16") and (PackedLinear in kinds) == (expected == "packed")
-    assert not {Bf16Linear, PackedLinear} & {type(m) for m in model.modules()}
+            encoder_kinds = {type(m) for m in model.get_encoder().modules()}  # the encoder's products too
+            assert (Bf16ReluMLP in encoder_kinds) == (expected == "bf16")
+    assert not {Bf16Linear, Bf16ReluMLP, PackedLinear} & {type(m) for m in model.modules()}
 
 
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])

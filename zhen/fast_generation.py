@@ -18,10 +18,11 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
   where `generate` computes them to the end of the longest; argmax and top-k found from block maxima (CPU
   `argmax`/`topk` over a 32k vocabulary are several times slower than `amax`); the LM head skipped on the step whose
   token is forced;
-- within a [`FastDecoder`] session (what `zhen.translate` and the translation pipeline open), the decoder's projections
-  and the LM head multiply by session copies of their weights chosen for the machine (`zhen.hardware`): bf16 copies
-  packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX, AVX512-BF16), float32 weights packed
-  into oneDNN's (or MKL's) GEMM layout elsewhere, the encoder's too; bf16 copies on a GPU with bf16.
+- within a [`FastDecoder`] session (what `zhen.translate` and the translation pipeline open), the projections of
+  encoder and decoder and the LM head multiply by session copies of their weights chosen for the machine
+  (`zhen.hardware`): bf16 copies packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX,
+  AVX512-BF16; ReLU fused into the feed-forward's first product), float32 weights packed into oneDNN's (or MKL's)
+  GEMM layout elsewhere; bf16 copies on a GPU with bf16.
   The copies live only as long as the session, so they can never outlive a change of the weights;
 - on a GPU, [`StaticDecoderSteps`]: each decoder step captured once as a CUDA graph and replayed.
 
@@ -91,14 +92,14 @@ class FastDecoder:
 
     Args:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
-        weights (`str`, *optional*): the session copies the decoder's float32 projections and LM head multiply by:
-            `"bf16"` (bfloat16 copies: on a CPU with native bf16 a bf16 product is several times faster, with the
-            precision of bf16 weights), `"packed"` (float32 weights of the decoder, the encoder and the LM head
-            packed once into oneDNN's GEMM layout, or MKL's for each few-row product where oneDNN cannot: float32
-            products, faster than plain ones), `"plain"` (the model's own), or `"auto"`, by default: bf16 where
+        weights (`str`, *optional*): the session copies the float32 projections of encoder and decoder and the LM
+            head multiply by: `"bf16"` (bfloat16 copies: on a CPU with native bf16 a bf16 product is several times
+            faster, with the precision of bf16 weights; the encoder runs under bf16 autocast), `"packed"` (float32
+            weights packed once into oneDNN's GEMM layout, or MKL's for each few-row product where oneDNN cannot:
+            float32 products, faster than plain ones), `"plain"` (the model's own), or `"auto"`, by default: bf16 where
             `zhen.hardware` says the CPU computes bf16 natively or on a CUDA GPU with bf16, else packed where oneDNN
-            or MKL is available. Making the copies of a transformer-base decoder takes a few hundred milliseconds,
-            repaid over a few batches.
+            or MKL is available. Making the copies of a transformer-base model takes tens of milliseconds,
+            repaid within a batch.
         cuda_graphs (`bool`, *optional*): run each decoder step as a replayed CUDA graph ([`StaticDecoderSteps`]).
             Defaults to `True` for a model on a CUDA GPU whose positions allow it ([`cuda_graphs_work`]). `True` with
             a model on the CPU runs the same static-shape steps eagerly (how the CPU tests check them).
@@ -142,9 +143,7 @@ class FastDecoder:
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
-        stacks = [self.model.get_decoder()]
-        if self.weights == "packed":  # a bf16 session runs the encoder under autocast instead
-            stacks.append(self.model.get_encoder())
+        stacks = [self.model.get_decoder(), self.model.get_encoder()]  # the encoder's products too (under autocast)
         for parent in [self.model, *(module for stack in stacks for module in stack.modules())]:
             if self.weights == "bf16" and _is_relu_mlp(parent):
                 continue  # replaced whole, below
@@ -323,9 +322,12 @@ class Bf16Linear(nn.Module):
         self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, None) if self.packed else weight
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_autocast_enabled(x.device.type):
-            return self.linear(x)
-        return self.bf16(x.to(torch.bfloat16)).to(x.dtype)
+        autocast = _autocast_dtype(x.device.type)
+        if autocast is None:
+            return self.bf16(x.to(torch.bfloat16)).to(x.dtype)
+        if autocast == torch.bfloat16:  # what autocast's own bf16 product gives, without casting the weight again
+            return self.bf16(x.to(torch.bfloat16))
+        return self.linear(x)
 
     def bf16(self, x16: torch.Tensor, relu: bool = False) -> torch.Tensor:
         """The product of a bf16 input, in bf16; with `relu`, ReLU fused into it."""
@@ -345,9 +347,15 @@ class Bf16ReluMLP(nn.Module):
         self.fc1, self.fc2 = Bf16Linear(mlp.fc1), Bf16Linear(mlp.fc2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if torch.is_autocast_enabled(x.device.type):
+        autocast = _autocast_dtype(x.device.type)
+        if autocast not in (None, torch.bfloat16):
             return self.fc2(self.fc1(x).relu())
-        return self.fc2.bf16(self.fc1.bf16(x.to(torch.bfloat16), relu=True)).to(x.dtype)
+        y = self.fc2.bf16(self.fc1.bf16(x.to(torch.bfloat16), relu=True))
+        return y if autocast else y.to(x.dtype)  # under bf16 autocast, bf16 as autocast's products give
+
+
+def _autocast_dtype(device_type: str) -> torch.dtype | None:
+    return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
 
 
 def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
