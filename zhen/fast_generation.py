@@ -252,6 +252,7 @@ def _lock_of(model) -> threading.Lock:
 
 
 def _is_relu_mlp(module: nn.Module) -> bool:
+    # By name: a checkpoint loaded as Hub custom code has its own copy of the `ZhenMLP` class.
     return type(module).__name__ == "ZhenMLP" and isinstance(module.activation_fn, nn.ReLU)
 
 
