@@ -38,6 +38,7 @@ import torch
 from torch import nn
 from transformers.modeling_utils import AttentionInterface
 
+from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 
 
@@ -323,7 +324,7 @@ class Bf16Linear(nn.Module):
         self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, None) if self.packed else weight
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        autocast = _autocast_dtype(x.device.type)
+        autocast = autocast_dtype(x.device)
         if autocast is None:
             return self.bf16(x.to(torch.bfloat16)).to(x.dtype)
         if autocast == torch.bfloat16:  # what autocast's own bf16 product gives, without casting the weight again
@@ -348,15 +349,11 @@ class Bf16ReluMLP(nn.Module):
         self.fc1, self.fc2 = Bf16Linear(mlp.fc1), Bf16Linear(mlp.fc2)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        autocast = _autocast_dtype(x.device.type)
+        autocast = autocast_dtype(x.device)
         if autocast not in (None, torch.bfloat16):
             return self.fc2(self.fc1(x).relu())
         y = self.fc2.bf16(self.fc1.bf16(x.to(torch.bfloat16), relu=True))
         return y if autocast else y.to(x.dtype)  # under bf16 autocast, bf16 as autocast's products give
-
-
-def _autocast_dtype(device_type: str) -> torch.dtype | None:
-    return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
 
 
 def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
