@@ -7,11 +7,14 @@ budget on the padded target). Every system sees the same batches in the same ord
 
 Systems (`--systems`, comma-separated):
   marian-{eager,sdpa}-{fp32,bf16}        MarianMTModel (post-norm, sinusoidal), loss computed from its logits
-  zhen-{prenorm,postnorm}-{fp32,bf16}    zhen as zhen-train trains it: `zhen.fast_training.FastTraining` (packed
-                                         batches, grouped SDPA, fused chunked LM head + loss, CPU modules)
-  zhen-{prenorm,postnorm}-{fp32,bf16}-logits   the same, but computing full logits then the loss, like Marian
+  zhen-{prenorm,postnorm}-{fp32,bf16}    zhen as zhen-train trains it: `zhen.fast_training.FastTraining` with its
+                                         defaults for the device (on a CPU: packed batches, grouped attention, fused
+                                         chunked LM head + loss, CPU modules; on a GPU: the plain model)
+  zhen-{prenorm,postnorm}-{fp32,bf16}-packed   the packed path on any device
+  zhen-{prenorm,postnorm}-{fp32,bf16}-logits   the packed path, but computing full logits then the loss, like Marian
   zhen-{prenorm,postnorm}-{fp32,bf16}-plain    the plain model (`model(**batch).loss`), no fast path
-bf16 means `torch.autocast("cpu", torch.bfloat16)` around forward and loss, fp32 master weights.
+  {marian-*,zhen-*}-compiled             the plain model under `torch.compile(model, dynamic=True)` (compiles in warm-up)
+bf16 means `torch.autocast(device, torch.bfloat16)` around forward and loss, fp32 master weights.
 
 Reported: target tokens/s, padding fraction, peak RSS, time in the kernel and minor page faults per step (on CPU
 mostly fresh memory being paged in), matmul FLOP/s (3 x forward matmuls on the padded batch) as a
@@ -85,10 +88,14 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
     else:
         model = zhen_model(size, variant=kind).to(device)
         fast = None
-        if extra != ["plain"]:
-            fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), fused_loss=extra != ["logits"],
+        if not {"plain", "compiled"} & set(extra):
+            packed = bool({"packed", "logits"} & set(extra))
+            fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), packing=packed or None,
+                                fused_loss="logits" not in extra if packed else None,
                                 loss_chunk_size=loss_chunk_size, attention_groups=attention_groups)  # fmt: skip
     model.to(device).train()
+    if "compiled" in extra:
+        model = torch.compile(model, dynamic=True)
     optim = torch.optim.AdamW(model.parameters(), lr=1e-4, **{optimizer: True})
     autocast = torch.autocast(torch.device(device).type, torch.bfloat16, enabled=precision == "bf16")
 

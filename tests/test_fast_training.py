@@ -87,6 +87,20 @@ def test_each_part_alone_equals_the_plain_model(packing, fused_loss):
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch, num_items_in_batch=50)), plain)
 
 
+@pytest.mark.parametrize("pays", [True, False])
+def test_default_path_follows_what_pays_on_the_device(monkeypatch, pays):
+    """The packed path by default where `zhen.hardware` says it pays (a CPU), the plain model where not (a GPU)."""
+    assert hardware.packed_training_pays("cpu") and not hardware.packed_training_pays("cuda")
+    monkeypatch.setattr(hardware, "packed_training_pays", lambda device: pays)
+    batch = padded_batch()
+    model = tiny_model(seed=1)
+    plain = loss_and_gradients(model, lambda: model(**batch, num_items_in_batch=50).loss)
+    fast = FastTraining(model)
+    assert (fast.packing, fast.fused_loss) == (pays, pays)
+    assert ("packed batches" in fast.describe()) == pays
+    assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch, num_items_in_batch=50)), plain)
+
+
 @pytest.mark.parametrize("attention_kernel", ["sdpa", "matmul"])
 def test_packing_keeps_labels_ignored_inside_a_row_and_rows_without_labels(monkeypatch, attention_kernel):
     """A -100 inside a target is kept (ignored by the loss, still an input position); a row whose labels are all

@@ -75,7 +75,8 @@ def test_flash_attention_matches_sdpa_with_padded_sources(tmp_path):
 
 @pytest.mark.parametrize("batch_device", ["cpu", "cuda"])  # zhen-train collates on the CPU; a GPU data loader does not
 def test_fast_training_equals_the_plain_model_on_gpu(tmp_path, batch_device):
-    """Packed batches with grouped SDPA and the fused loss on CUDA: the plain model's loss and gradients; bf16 runs."""
+    """On CUDA zhen trains the plain model by default; packed batches with grouped SDPA and the fused loss, asked for,
+    give the plain model's loss and gradients there too; bf16 runs."""
     from zhen.batching import Seq2SeqCollator
     from zhen.fast_training import FastTraining
 
@@ -94,7 +95,11 @@ def test_fast_training_equals_the_plain_model_on_gpu(tmp_path, batch_device):
         return loss, {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
     plain = loss_and_gradients(lambda: model(**{k: v.cuda() for k, v in batch.items()}).loss)
-    fast = FastTraining(model)
+    default = FastTraining(model)
+    assert default.describe() == "the plain model (padded batches, logits)"  # faster on a GPU: README, Performance
+    torch.testing.assert_close(loss_and_gradients(lambda: default.loss(model, batch))[0], plain[0])
+    default.remove()
+    fast = FastTraining(model, packing=True, fused_loss=True)
     assert "CpuDropout" not in fast.describe()
     loss, grads = loss_and_gradients(lambda: fast.loss(model, batch))
     torch.testing.assert_close(loss, plain[0], rtol=1e-4, atol=1e-5)

@@ -402,8 +402,10 @@ class FastTraining:
     Args:
         model ([`ZhenForConditionalGeneration`]): the model (unwrapped).
         mixed_precision (`str`): `"no"`, `"bf16"` or `"fp16"`, as training runs.
-        packing (`bool`, *optional*): train on packed batches; by default when the model uses SDPA.
-        fused_loss (`bool`, defaults to `True`): the loss without logits ([`fused_translation_loss`]).
+        packing (`bool`, *optional*): train on packed batches; by default when the model uses SDPA and
+            `zhen.hardware.packed_training_pays` on its device (a CPU: yes; a GPU: no, the plain model is faster).
+        fused_loss (`bool`, *optional*): the loss without logits ([`fused_translation_loss`]); by default where
+            `zhen.hardware.packed_training_pays`.
         attention_groups (`int`, defaults to 4): groups of similar-length sentences attention runs on.
         attention_kernel (`str`, defaults to `"auto"`): how each group attends, `"sdpa"` or `"matmul"` (two matmuls
             and a softmax); `"auto"` is what `zhen.hardware.training_attention_kernel` says is faster on the device.
@@ -411,16 +413,17 @@ class FastTraining:
         loss_chunk_size (`int`, defaults to 512): rows of logits per chunk of the fused loss.
     """
 
-    def __init__(self, model, mixed_precision: str = "no", packing: bool | None = None, fused_loss: bool = True,
+    def __init__(self, model, mixed_precision: str = "no", packing: bool | None = None, fused_loss: bool | None = None,
                  attention_groups: int = 4, attention_kernel: str = "auto", label_smoothing: float | None = None,
                  loss_chunk_size: int = LOSS_CHUNK_SIZE):  # fmt: skip
         self.model = model
         self.attn_implementation = model.config._attn_implementation
-        self.packing = self.attn_implementation == "sdpa" if packing is None else packing
-        self.fused_loss = fused_loss
+        device = next(model.parameters()).device
+        pays = hardware.packed_training_pays(device)
+        self.packing = pays and self.attn_implementation == "sdpa" if packing is None else packing
+        self.fused_loss = pays if fused_loss is None else fused_loss
         self.loss_chunk_size = loss_chunk_size
         self.attention_groups = attention_groups
-        device = next(model.parameters()).device
         self.attention_kernel = (
             hardware.training_attention_kernel(device, mixed_precision)
             if attention_kernel == "auto"
@@ -429,7 +432,7 @@ class FastTraining:
         if self.attention_kernel not in ("sdpa", "matmul"):
             raise ValueError(f"attention_kernel={attention_kernel!r} is not one of 'auto', 'sdpa', 'matmul'.")
         self.label_smoothing = model.config.label_smoothing if label_smoothing is None else label_smoothing
-        on_cpu = next(model.parameters()).device.type == "cpu"
+        on_cpu = device.type == "cpu"
         self.swaps = {nn.Dropout: CpuDropout} if on_cpu else {}
         if on_cpu and mixed_precision == "bf16" and hardware.emulates_bf16("cpu"):
             self.swaps[nn.Linear] = EmulatedBf16Linear
@@ -437,6 +440,8 @@ class FastTraining:
         self.apply()
 
     def describe(self) -> str:
+        if not (self.packing or self.fused_loss or self.swaps):
+            return "the plain model (padded batches, logits)"
         parts = [
             f"packed batches ({self.attention_kernel} attention)" if self.packing else "padded batches",
             "fused loss" if self.fused_loss else "logits",

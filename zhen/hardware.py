@@ -139,6 +139,14 @@ def training_attention_kernel(device: torch.device | str, mixed_precision: str) 
     return "matmul" if native_cpu_bf16 and mixed_precision == "bf16" else "sdpa"
 
 
+def packed_training_pays(device: torch.device | str) -> bool:
+    """Whether zhen's packed training path (packed batches, attention per length group, the fused chunked loss) beats
+    the plain model on `device`. On a CPU it saves the arithmetic on padding and the logits tensor; on a CUDA GPU at
+    4k-16k target tokens per batch the step is bound by kernel launches, and the plain model, which launches fewer,
+    is the faster one (measured: README, Performance)."""
+    return torch.device(device).type == "cpu"
+
+
 def emulates_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether bfloat16 products on `device` run on PyTorch's emulation (a CPU without bf16 instructions)."""
     return torch.device(device).type == "cpu" and current().cpu_bf16 == "emulated"
