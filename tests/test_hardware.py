@@ -58,6 +58,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         env.main([])
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
+    assert "through packed batches and the fused loss" in out
     assert "torch 2." in out and "transformers 5." in out
     with hardware.forced(cpu_bf16="emulated", onednn_packing="on", cuda=False):
         env.main([])
@@ -71,6 +72,6 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     assert "trains in: no" in out and "the float32 weights as they are" in out
     with hardware.forced(cuda=True, cuda_bf16=True):
         env.main([])
-    assert "on the GPU bf16 copies of the decoder weights, each decoder step replayed as a CUDA graph" in (
-        capsys.readouterr().out
-    )
+    out = capsys.readouterr().out
+    assert "on the GPU bf16 copies of the decoder weights, each decoder step replayed as a CUDA graph" in out
+    assert "through the plain model" in out

@@ -165,7 +165,9 @@ def report() -> str:
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if _from_environment() else ""),
-        f"zhen-train --mixed-precision auto trains in: {training_precision('auto', on_cpu=on_cpu)}",
+        f"zhen-train --mixed-precision auto trains in: {training_precision('auto', on_cpu=on_cpu)}, through "
+        + ("packed batches and the fused loss" if packed_training_pays("cpu" if on_cpu else "cuda") else
+           "the plain model (on a GPU it launches fewer kernels than the packed path)"),
         "zhen.translate and the pipeline decode with: "
         + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
            if machine.cpu_bf16 == "native" else
