@@ -76,6 +76,24 @@ def test_equals_generate_for_every_variant(position_embedding_type, normalize_be
         )  # fmt: skip
 
 
+@pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
+def test_encoder_on_packed_sources_equals_the_padded_encoder(position_embedding_type, normalize_before, monkeypatch):
+    """On a CPU the session's encoder runs on the real tokens alone (packed into one row); where packing does not pay
+    (a GPU, forced here) on the padded batch. Both are the model's own encoder output at every real token."""
+    model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
+    input_ids, attention_mask = padded_sources()
+    keep = attention_mask.bool()
+    with torch.inference_mode():
+        expected = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        with FastDecoder(model, weights="plain") as decoder:
+            packed = decoder.encode(input_ids, attention_mask)
+            monkeypatch.setattr(hardware, "packing_pays", lambda device: False)
+            padded = decoder.encode(input_ids, attention_mask)
+    torch.testing.assert_close(packed[keep], expected[keep])
+    torch.testing.assert_close(padded, expected)
+    assert not packed[~keep].any()
+
+
 @pytest.mark.parametrize("early_stopping", [False, True, "never"])
 @pytest.mark.parametrize("length_penalty", [1.0, 0.0, 2.0, -0.5])
 def test_beam_search_options_equal_generate(early_stopping, length_penalty):

@@ -90,8 +90,8 @@ def test_each_part_alone_equals_the_plain_model(packing, fused_loss):
 @pytest.mark.parametrize("pays", [True, False])
 def test_default_path_follows_what_pays_on_the_device(monkeypatch, pays):
     """The packed path by default where `zhen.hardware` says it pays (a CPU), the plain model where not (a GPU)."""
-    assert hardware.packed_training_pays("cpu") and not hardware.packed_training_pays("cuda")
-    monkeypatch.setattr(hardware, "packed_training_pays", lambda device: pays)
+    assert hardware.packing_pays("cpu") and not hardware.packing_pays("cuda")
+    monkeypatch.setattr(hardware, "packing_pays", lambda device: pays)
     batch = padded_batch()
     model = tiny_model(seed=1)
     plain = loss_and_gradients(model, lambda: model(**batch, num_items_in_batch=50).loss)

@@ -38,6 +38,8 @@ import torch
 from torch import nn
 from transformers.modeling_utils import AttentionInterface
 
+from . import hardware
+from .fast_training import PACKED_ATTENTION, pack_sources, unpack
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 
@@ -213,8 +215,8 @@ class FastDecoder:
             attention_mask = torch.ones_like(input_ids)
         device_type = input_ids.device.type
         in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
-        with self.attention(self.attn_implementation), torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
-            encoder_states = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
+            encoder_states = self.encode(input_ids, attention_mask)
         if in_bf16:  # the decoder's norms, attention and cache stay float32
             encoder_states = encoder_states.float()
         arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
@@ -232,6 +234,17 @@ class FastDecoder:
             raise ValueError(f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}")
         return beam_search(steps, len(input_ids), num_beams, length_penalty, early_stopping, num_return_sequences,
                            **options)  # fmt: skip
+
+    def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """The encoder's output `(batch, source_length, d_model)`; on a CPU computed on the real tokens alone, packed
+        into one row ([`zhen.fast_training.pack_sources`]), its attention per group of similar-length sentences."""
+        encoder = self.model.get_encoder()
+        if not (hardware.packing_pays(input_ids.device) and attention_mask is not None and not attention_mask.all()):
+            with self.attention(self.attn_implementation):
+                return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        packed = pack_sources(input_ids, attention_mask)
+        with self.attention(PACKED_ATTENTION):
+            return unpack(encoder(**packed).last_hidden_state, attention_mask)
 
     @contextlib.contextmanager
     def attention(self, implementation: str):

@@ -68,6 +68,7 @@ class PackedLayout:
     target: list[GroupSide]
     source_tokens: int
     target_tokens: int
+    groups: list[torch.Tensor]  # the sentences of each group, by index in the batch
     attention_kernel: str = "sdpa"  # or "matmul" (see `_matmul_attention`)
 
     def sides(self, module) -> tuple[list[GroupSide], list[GroupSide]]:
@@ -94,25 +95,36 @@ def pack(batch: dict, decoder_start_token_id: int, pad_token_id: int, attention_
     Packing runs on the CPU, whichever device the batch is on: its many small steps on index tensors are cheapest
     there, and the model's device gets the packed tensors once ([`PackedLayout.to`])."""
     batch = {key: batch[key].cpu() for key in ("input_ids", "attention_mask", "labels")}
-    source_keep = batch["attention_mask"].bool()
     labels = batch["labels"]
     positions = torch.arange(1, labels.shape[1] + 1)
     target_keep = positions <= (positions * (labels != -100)).amax(1, keepdim=True)
     decoder_input_ids = shift_tokens_right(labels, pad_token_id, decoder_start_token_id)
-    groups = length_groups(source_keep.sum(1), attention_groups)
-    return {
-        "input_ids": batch["input_ids"][source_keep][None],
-        "position_ids": _positions(source_keep)[None],
+    packed = pack_sources(batch["input_ids"], batch["attention_mask"], attention_groups)
+    packed["packed_layout"].target = _group_sides(target_keep, packed["packed_layout"].groups)
+    packed["packed_layout"].target_tokens = int(target_keep.sum())
+    return packed | {
         "decoder_input_ids": decoder_input_ids[target_keep][None],
         "decoder_position_ids": _positions(target_keep)[None],
         "labels": labels[target_keep][None],
-        "packed_layout": PackedLayout(
-            source=_group_sides(source_keep, groups),
-            target=_group_sides(target_keep, groups),
-            source_tokens=int(source_keep.sum()),
-            target_tokens=int(target_keep.sum()),
-        ),
     }
+
+
+def pack_sources(input_ids: torch.Tensor, attention_mask: torch.Tensor, attention_groups: int = 4) -> dict:
+    """The source side of [`pack`] alone, for running the encoder on real tokens only: `input_ids` and `position_ids`
+    of shape `(1, tokens)`, and a `packed_layout` without a target. [`unpack`] gives the padded layout back."""
+    keep = attention_mask.bool()
+    groups = length_groups(keep.sum(1), attention_groups)
+    layout = PackedLayout(source=_group_sides(keep, groups), target=[], source_tokens=int(keep.sum()), target_tokens=0,
+                          groups=groups)  # fmt: skip
+    return {"input_ids": input_ids[keep][None], "position_ids": _positions(keep)[None], "packed_layout": layout}
+
+
+def unpack(states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Packed `(1, tokens, dim)` states of [`pack_sources`] in the padded `(batch, length, dim)` layout, zeros at
+    padding."""
+    padded = states.new_zeros(*attention_mask.shape, states.shape[-1])
+    padded[attention_mask.bool()] = states[0]
+    return padded
 
 
 def _positions(keep: torch.Tensor) -> torch.Tensor:
@@ -403,9 +415,9 @@ class FastTraining:
         model ([`ZhenForConditionalGeneration`]): the model (unwrapped).
         mixed_precision (`str`): `"no"`, `"bf16"` or `"fp16"`, as training runs.
         packing (`bool`, *optional*): train on packed batches; by default when the model uses SDPA and
-            `zhen.hardware.packed_training_pays` on its device (a CPU: yes; a GPU: no, the plain model is faster).
+            `zhen.hardware.packing_pays` on its device (a CPU: yes; a GPU: no, the plain model is faster).
         fused_loss (`bool`, *optional*): the loss without logits ([`fused_translation_loss`]); by default where
-            `zhen.hardware.packed_training_pays`.
+            `zhen.hardware.packing_pays`.
         attention_groups (`int`, defaults to 4): groups of similar-length sentences attention runs on.
         attention_kernel (`str`, defaults to `"auto"`): how each group attends, `"sdpa"` or `"matmul"` (two matmuls
             and a softmax); `"auto"` is what `zhen.hardware.training_attention_kernel` says is faster on the device.
@@ -419,7 +431,7 @@ class FastTraining:
         self.model = model
         self.attn_implementation = model.config._attn_implementation
         device = next(model.parameters()).device
-        pays = hardware.packed_training_pays(device)
+        pays = hardware.packing_pays(device)
         self.packing = pays and self.attn_implementation == "sdpa" if packing is None else packing
         self.fused_loss = pays if fused_loss is None else fused_loss
         self.loss_chunk_size = loss_chunk_size
@@ -498,5 +510,7 @@ __all__ = [
     "fused_translation_loss",
     "length_groups",
     "pack",
+    "pack_sources",
     "packed_sdpa_attention",
+    "unpack",
 ]

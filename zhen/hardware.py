@@ -139,11 +139,11 @@ def training_attention_kernel(device: torch.device | str, mixed_precision: str) 
     return "matmul" if native_cpu_bf16 and mixed_precision == "bf16" else "sdpa"
 
 
-def packed_training_pays(device: torch.device | str) -> bool:
-    """Whether zhen's packed training path (packed batches, attention per length group, the fused chunked loss) beats
-    the plain model on `device`. On a CPU it saves the arithmetic on padding and the logits tensor; on a CUDA GPU at
-    4k-16k target tokens per batch the step is bound by kernel launches, and the plain model, which launches fewer,
-    is the faster one (measured: README, Performance)."""
+def packing_pays(device: torch.device | str) -> bool:
+    """Whether packing a batch's sentences into one row of real tokens (zhen's packed training path, the fast
+    decoder's encoder) beats padded batches on `device`. On a CPU it saves the arithmetic on padding (and, in
+    training, the logits tensor); on a CUDA GPU the step is bound by kernel launches, and the plain model, which
+    launches fewer, trains faster (measured: README, Performance)."""
     return torch.device(device).type == "cpu"
 
 
@@ -166,7 +166,7 @@ def report() -> str:
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if _from_environment() else ""),
         f"zhen-train --mixed-precision auto trains in: {training_precision('auto', on_cpu=on_cpu)}, through "
-        + ("packed batches and the fused loss" if packed_training_pays("cpu" if on_cpu else "cuda") else
+        + ("packed batches and the fused loss" if packing_pays("cpu" if on_cpu else "cuda") else
            "the plain model (on a GPU it launches fewer kernels than the packed path)"),
         "zhen.translate and the pipeline decode with: "
         + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
