@@ -473,7 +473,7 @@ def test_cache_reorder_gives_each_row_its_parents_history(moved):
     before they are read)."""
     generator = torch.Generator().manual_seed(0)
     rows, length = 12, 5
-    cache = StaticDecodingCache([])
+    cache = StaticDecodingCache([], torch.float32)
     cache.keys = [torch.randn(rows, 2, 8, 3, generator=generator) for _ in range(2)]
     cache.values = [torch.randn(rows, 2, 8, 3, generator=generator) for _ in range(2)]
     before = [t[:, :, :length].clone() for t in cache.keys + cache.values]

@@ -215,15 +215,16 @@ class FastDecoder:
             attention_mask = torch.ones_like(input_ids)
         device_type = input_ids.device.type
         in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
+        # In bf16 the encoder, and the source's keys and values for cross-attention, run under autocast; the decoder's
+        # norms, attention and cache stay float32.
         with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
             encoder_states = self.encode(input_ids, attention_mask)
-        if in_bf16:  # the decoder's norms, attention and cache stay float32
-            encoder_states = encoder_states.float()
-        arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
-        if self.cuda_graphs:
-            steps = StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
-        else:
-            steps = DecoderSteps(*arguments)
+            arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
+            attention_dtype = torch.float32 if in_bf16 else None
+            if self.cuda_graphs:
+                steps = StaticDecoderSteps(*arguments, attention_dtype=attention_dtype, cuda_graph=device_type == "cuda")
+            else:
+                steps = DecoderSteps(*arguments, attention_dtype=attention_dtype)
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if length_penalty is None:
@@ -395,10 +396,11 @@ class StaticDecodingCache:
     `self_attention_cache.update(key, value, layer)` writes the step's keys/values in place at `position` and returns
     the history so far; `cross_attention_cache.layers[layer].keys/values` hold the source's, once per sentence."""
 
-    def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]]):
+    def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype):
         self.cross_attention_cache = self
         self.self_attention_cache = self
-        self.layers = [_SourceLayer(keys.contiguous(), values.contiguous()) for keys, values in source_keys_values]
+        as_cache = dict(dtype=dtype, memory_format=torch.contiguous_format)  # one copy: heads apart, in `dtype`
+        self.layers = [_SourceLayer(keys.to(**as_cache), values.to(**as_cache)) for keys, values in source_keys_values]
         self.is_updated = dict.fromkeys(range(len(self.layers)), True)
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
@@ -478,7 +480,10 @@ class DecoderSteps:
     LM head; `reorder(rows, length)` makes row `i` continue the history of row `rows[i]` (beam search).
     """
 
-    def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int):
+    def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int,
+                 attention_dtype: torch.dtype | None = None):  # fmt: skip
+        """`attention_dtype`: what the decoder's attention computes in, where the encoder's output comes in another
+        (a bf16 session: bf16 encoder output, float32 attention); by default the encoder output's."""
         self.decoder = model.get_decoder()
         self.lm_head = model.lm_head
         batch = len(encoder_hidden_states)
@@ -491,7 +496,8 @@ class DecoderSteps:
                 "table; lower max_new_tokens."
             )
         self.cache = StaticDecodingCache(
-            [layer.encoder_attn.source_keys_and_values(encoder_hidden_states, None) for layer in self.decoder.layers]
+            [layer.encoder_attn.source_keys_and_values(encoder_hidden_states, None) for layer in self.decoder.layers],
+            attention_dtype or encoder_hidden_states.dtype,
         )
         self.cache.allocate(self.rows, max_length)
         # Additive source mask (batch, 1, 1, source), in float32 like the scores it is added to.
@@ -540,8 +546,8 @@ class StaticDecoderSteps(DecoderSteps):
     0); the step writes its keys and values at the position a tensor holds. Rows leaving the batch change the
     shapes: the graph is captured again. Without `cuda_graph` the same computation runs eagerly, on any device."""
 
-    def __init__(self, *args, cuda_graph: bool):
-        super().__init__(*args)
+    def __init__(self, *args, attention_dtype: torch.dtype | None = None, cuda_graph: bool):
+        super().__init__(*args, attention_dtype=attention_dtype)
         self.tokens = torch.zeros((self.rows, 1), dtype=torch.long, device=self.device)
         self.position_ids = torch.zeros((1, 1), dtype=torch.long, device=self.device)
         self.cache.write_position = self.position_ids[0]
