@@ -13,7 +13,7 @@ Systems (`--systems`, comma-separated):
   zhen-{prenorm,postnorm}-{fp32,bf16}-packed   the packed path on any device
   zhen-{prenorm,postnorm}-{fp32,bf16}-logits   the packed path, but computing full logits then the loss, like Marian
   zhen-{prenorm,postnorm}-{fp32,bf16}-plain    the plain model (`model(**batch).loss`), no fast path
-  {marian-*,zhen-*}-compiled             the plain model under `torch.compile(model, dynamic=True)` (compiles in warm-up)
+  {marian-*,zhen-*}-compiled             the plain model under `torch.compile(model, dynamic=True)` (warm-up compiles)
 bf16 means `torch.autocast(device, torch.bfloat16)` around forward and loss, fp32 master weights.
 
 Reported: target tokens/s, padding fraction, peak RSS, time in the kernel and minor page faults per step (on CPU

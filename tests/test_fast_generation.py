@@ -466,6 +466,16 @@ def test_bf16_session_translates_a_trained_model_as_float32_does(tiny_model, tin
     assert sum(a == b for a, b in zip(texts["plain"], texts["bf16"])) >= len(tiny_pairs) - 1
 
 
+@pytest.mark.parametrize("source_dtype", [torch.float32, torch.bfloat16])
+def test_source_keys_and_values_are_held_contiguous_in_the_attention_dtype(source_dtype):
+    """Cross-attention reads the source's keys/values every step: they are stored heads apart, contiguous, in the
+    dtype attention computes in, whether they come in that dtype (a float32 session) or not (a bf16 session)."""
+    keys_values = torch.randn(3, 7, 2, 4, 8).permute(2, 0, 3, 1, 4).to(source_dtype)  # as `split_heads` gives them
+    cache = StaticDecodingCache([(keys_values[0], keys_values[1])], torch.float32)
+    for stored, given in [(cache.layers[0].keys, keys_values[0]), (cache.layers[0].values, keys_values[1])]:
+        assert stored.is_contiguous() and stored.dtype == torch.float32 and torch.equal(stored, given.float())
+
+
 @pytest.mark.parametrize("moved", ["none", "few", "most", "all"])
 def test_cache_reorder_gives_each_row_its_parents_history(moved):
     """Beam search reorders the cache every step: in place where few rows change, through the spare buffer where

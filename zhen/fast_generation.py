@@ -222,7 +222,9 @@ class FastDecoder:
             arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
             attention_dtype = torch.float32 if in_bf16 else None
             if self.cuda_graphs:
-                steps = StaticDecoderSteps(*arguments, attention_dtype=attention_dtype, cuda_graph=device_type == "cuda")
+                steps = StaticDecoderSteps(
+                    *arguments, attention_dtype=attention_dtype, cuda_graph=device_type == "cuda"
+                )
             else:
                 steps = DecoderSteps(*arguments, attention_dtype=attention_dtype)
         if num_beams == 1:
@@ -399,8 +401,9 @@ class StaticDecodingCache:
     def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype):
         self.cross_attention_cache = self
         self.self_attention_cache = self
-        as_cache = dict(dtype=dtype, memory_format=torch.contiguous_format)  # one copy: heads apart, in `dtype`
-        self.layers = [_SourceLayer(keys.to(**as_cache), values.to(**as_cache)) for keys, values in source_keys_values]
+        self.layers = [
+            _SourceLayer(_contiguous(keys, dtype), _contiguous(values, dtype)) for keys, values in source_keys_values
+        ]
         self.is_updated = dict.fromkeys(range(len(self.layers)), True)
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
@@ -465,6 +468,12 @@ class StaticDecodingCache:
             torch.index_select(cache[:, :, :length], 0, rows, out=spare[:, :, :length])
         self.keys, self.values = self.spare[: len(self.keys)], self.spare[len(self.keys) :]
         self.spare = caches
+
+
+def _contiguous(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """`tensor` in `dtype`, contiguous, in one copy (`Tensor.to` ignores `memory_format` when the dtype is already
+    `dtype`)."""
+    return tensor.to(dtype=dtype, memory_format=torch.contiguous_format).contiguous()
 
 
 class _SourceLayer:
