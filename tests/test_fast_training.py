@@ -3,11 +3,12 @@ the fused loss, CPU dropout and emulated-bf16 linears must give the plain model'
 hardware branch (forced with `zhen.hardware.forced`, whatever this machine is)."""
 
 import itertools
+from pathlib import Path
 
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_training, hardware
+from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_training, hardware, packing
 from zhen.batching import Seq2SeqCollator
 from zhen.fast_training import (
     Bf16LinearInFloat32,
@@ -15,9 +16,8 @@ from zhen.fast_training import (
     EmulatedBf16Linear,
     FastTraining,
     LinearCrossEntropy,
-    length_groups,
-    pack,
 )
+from zhen.packing import length_groups, pack
 
 
 VARIANTS = list(itertools.product(["sinusoidal", "learned", "rope"], [True, False]))
@@ -64,7 +64,7 @@ def test_fast_path_equals_the_plain_model(
 ):
     """Packed batch, attention per group of similar-length sentences (with SDPA or two matmuls and a softmax), fused
     loss: the plain model's loss and gradients, with the layers really seeing the real tokens only, in one row."""
-    monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
+    monkeypatch.setattr(packing, "MIN_GROUP_ROWS", 1)
     batch = padded_batch()
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     plain = loss_and_gradients(model, lambda: model(**batch).loss)
@@ -110,13 +110,13 @@ def test_packing_keeps_labels_ignored_inside_a_row_and_rows_without_labels(monke
     batch["labels"][3] = -100  # the shortest source: alone in its group with enough groups
     model = tiny_model(seed=2)
     plain = loss_and_gradients(model, lambda: model(**batch).loss)
-    monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
+    monkeypatch.setattr(packing, "MIN_GROUP_ROWS", 1)
     fast = FastTraining(model, attention_groups=6, attention_kernel=attention_kernel)
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
 
 
 def test_pack_lays_out_sentences_and_groups(monkeypatch):
-    monkeypatch.setattr(fast_training, "MIN_GROUP_ROWS", 1)
+    monkeypatch.setattr(packing, "MIN_GROUP_ROWS", 1)
     batch = padded_batch()
     packed = pack(batch, decoder_start_token_id=BOS, pad_token_id=PAD, attention_groups=2)
     source_lengths, target_lengths = batch["attention_mask"].sum(1), batch["labels"].ne(-100).sum(1)
@@ -359,3 +359,22 @@ def test_attention_kernel_follows_the_machine_and_precision(cpu_bf16, mixed_prec
             assert FastTraining(tiny_model(), mixed_precision=mixed_precision).attention_kernel == expected
     with pytest.raises(ValueError, match="attention_kernel='flash'"):
         FastTraining(tiny_model(), attention_kernel="flash")
+
+
+def test_a_hub_copy_of_the_packing_code_leaves_zhens_attention_registered(tmp_path, monkeypatch):
+    """Checkpoints ship `packing.py` as custom code; loading that copy where zhen is installed must not replace zhen's
+    packed attention (whose `zhen.hardware` tests and users can force) in Transformers' global registry."""
+    import importlib
+    import shutil
+
+    from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+    copy = tmp_path / "hub_copy"
+    copy.mkdir()
+    (copy / "__init__.py").touch()
+    for name in ("packing.py", "hardware.py", "modeling_zhen.py", "configuration_zhen.py"):
+        shutil.copy(Path(packing.__file__).parent / name, copy / name)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    hub_packing = importlib.import_module("hub_copy.packing")
+    assert hub_packing.packed_sdpa_attention is not packing.packed_sdpa_attention
+    assert ALL_ATTENTION_FUNCTIONS[packing.PACKED_ATTENTION] is packing.packed_sdpa_attention

@@ -39,9 +39,9 @@ from torch import nn
 from transformers.modeling_utils import AttentionInterface
 
 from . import hardware
-from .fast_training import PACKED_ATTENTION, pack_sources, unpack
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
+from .packing import PACKED_ATTENTION, pack_sources, unpack
 
 
 # Generation options this decoder does not implement, with the value that switches each off. `generate` refuses them
@@ -240,7 +240,7 @@ class FastDecoder:
 
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """The encoder's output `(batch, source_length, d_model)`; on a CPU computed on the real tokens alone, packed
-        into one row ([`zhen.fast_training.pack_sources`]), its attention per group of similar-length sentences."""
+        into one row ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
         if not (hardware.packing_pays(input_ids.device) and attention_mask is not None and not attention_mask.all()):
             with self.attention(self.attn_implementation):
