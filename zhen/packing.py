@@ -50,7 +50,6 @@ class PackedLayout:
     target: list[GroupSide]
     source_tokens: int
     target_tokens: int
-    groups: list[torch.Tensor]  # the sentences of each group, by index in the batch
     attention_kernel: str = "sdpa"  # or "matmul" (see `_matmul_attention`)
 
     def sides(self, module) -> tuple[list[GroupSide], list[GroupSide]]:
@@ -81,10 +80,9 @@ def pack(batch: dict, decoder_start_token_id: int, pad_token_id: int, attention_
     positions = torch.arange(1, labels.shape[1] + 1)
     target_keep = positions <= (positions * (labels != -100)).amax(1, keepdim=True)
     decoder_input_ids = shift_tokens_right(labels, pad_token_id, decoder_start_token_id)
-    packed = pack_sources(batch["input_ids"], batch["attention_mask"], attention_groups)
-    packed["packed_layout"].target = _group_sides(target_keep, packed["packed_layout"].groups)
-    packed["packed_layout"].target_tokens = int(target_keep.sum())
-    return packed | {
+    source_keep = batch["attention_mask"].bool()
+    groups = length_groups(source_keep.sum(1), attention_groups)
+    return _packed_sources(batch["input_ids"], source_keep, groups, target_keep) | {
         "decoder_input_ids": decoder_input_ids[target_keep][None],
         "decoder_position_ids": _positions(target_keep)[None],
         "labels": labels[target_keep][None],
@@ -95,9 +93,15 @@ def pack_sources(input_ids: torch.Tensor, attention_mask: torch.Tensor, attentio
     """The source side of [`pack`] alone, for running the encoder on real tokens only: `input_ids` and `position_ids`
     of shape `(1, tokens)`, and a `packed_layout` without a target. [`unpack`] gives the padded layout back."""
     keep = attention_mask.bool()
-    groups = length_groups(keep.sum(1), attention_groups)
-    layout = PackedLayout(source=_group_sides(keep, groups), target=[], source_tokens=int(keep.sum()), target_tokens=0,
-                          groups=groups)  # fmt: skip
+    return _packed_sources(input_ids, keep, length_groups(keep.sum(1), attention_groups))
+
+
+def _packed_sources(input_ids, keep, groups, target_keep=None) -> dict:
+    """Packed source `input_ids`, `position_ids`, and the `packed_layout` of the groups (the target's sides too
+    where `target_keep` is given)."""
+    target = [] if target_keep is None else _group_sides(target_keep, groups)
+    layout = PackedLayout(source=_group_sides(keep, groups), target=target, source_tokens=int(keep.sum()),
+                          target_tokens=0 if target_keep is None else int(target_keep.sum()))  # fmt: skip
     return {"input_ids": input_ids[keep][None], "position_ids": _positions(keep)[None], "packed_layout": layout}
 
 
