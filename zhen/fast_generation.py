@@ -242,7 +242,7 @@ class FastDecoder:
         """The encoder's output `(batch, source_length, d_model)`; on a CPU computed on the real tokens alone, packed
         into one row ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
-        if not (hardware.packing_pays(input_ids.device) and attention_mask is not None and not attention_mask.all()):
+        if not hardware.packing_pays(input_ids.device) or attention_mask.all():
             with self.attention(self.attn_implementation):
                 return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         packed = pack_sources(input_ids, attention_mask)
@@ -555,8 +555,8 @@ class StaticDecoderSteps(DecoderSteps):
     0); the step writes its keys and values at the position a tensor holds. Rows leaving the batch change the
     shapes: the graph is captured again. Without `cuda_graph` the same computation runs eagerly, on any device."""
 
-    def __init__(self, *args, attention_dtype: torch.dtype | None = None, cuda_graph: bool):
-        super().__init__(*args, attention_dtype=attention_dtype)
+    def __init__(self, *args, cuda_graph: bool, **kwargs):
+        super().__init__(*args, **kwargs)
         self.tokens = torch.zeros((self.rows, 1), dtype=torch.long, device=self.device)
         self.position_ids = torch.zeros((1, 1), dtype=torch.long, device=self.device)
         self.cache.write_position = self.position_ids[0]
