@@ -16,6 +16,7 @@ from zhen.fast_generation import (
     FastDecoder,
     PackedLinear,
     StaticDecodingCache,
+    Workspace,
     argmax,
     generate,
     session_weights,
@@ -244,6 +245,40 @@ def test_batches_of_different_sizes_in_turn_equal_generate():
         for num_beams in (1, 3):
             assert_same_as_generate(model, input_ids[rows], attention_mask[rows], forced_bos_token_id=ZH,
                                     num_beams=num_beams, max_new_tokens=8)  # fmt: skip
+
+
+@pytest.mark.parametrize("session", ["plain", "static-shapes"])
+def test_one_session_reuses_its_memory_and_batches_in_turn_equal_generate(session):
+    """A session keeps its caches' memory from batch to batch ([`Workspace`]): what the last batch left there (longer
+    sources, more rows, another search) must never show in the next batch's tokens."""
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources(lengths=(9, 7, 4, 2, 9, 3, 8))
+    turns = []
+    for rows, num_beams in [(slice(0, 7), 4), (slice(2, 4), 1), (slice(0, 5), 3), (slice(3, 4), 4), (slice(0, 7), 4),
+                            (slice(5, 7), 1)]:  # fmt: skip
+        width = int(attention_mask[rows].sum(1).max())  # shorter and longer sources in turn
+        batch = dict(input_ids=input_ids[rows, :width], attention_mask=attention_mask[rows, :width],
+                     forced_bos_token_id=ZH, num_beams=num_beams, max_new_tokens=9)  # fmt: skip
+        turns.append((batch, model.generate(**batch, do_sample=False)))
+    with FastDecoder(model, **SESSIONS[session]) as decoder:
+        for turn, (batch, expected) in enumerate(turns):
+            assert torch.equal(decoder.generate(**batch), expected), turn
+            if turn == 0:
+                memory = {name: kept.data_ptr() for name, kept in decoder.workspace.kept.items()}
+        assert {name: kept.data_ptr() for name, kept in decoder.workspace.kept.items() if name in memory} == memory
+    assert decoder.workspace is None  # given back with the session
+
+
+def test_workspace_grows_by_doubling_and_keeps_names_apart():
+    workspace = Workspace()
+    first = workspace.empty("a", (2, 3), torch.float32, "cpu")
+    assert workspace.empty("a", (3, 2), torch.float32, "cpu").data_ptr() == first.data_ptr()  # fits: same memory
+    assert workspace.empty("b", (2, 3), torch.float32, "cpu").data_ptr() != first.data_ptr()
+    assert workspace.empty("a", (7,), torch.float32, "cpu").shape == (7,) and workspace.kept["a"].numel() == 12
+    assert workspace.empty("a", (2,), torch.bfloat16, "cpu").dtype == torch.bfloat16
+    source = torch.randn(4, 5).t()
+    copied = workspace.copy("c", source, torch.bfloat16)
+    assert copied.is_contiguous() and torch.equal(copied, source.bfloat16())
 
 
 # --- never stale, whatever changes the weights ------------------------------------------------------------------

@@ -9,7 +9,8 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
 - [`StaticDecodingCache`]: a key/value cache preallocated for the whole output, written in place through the cache
   API the layers already use; beam reordering copies only the rows whose history changes (most beams keep theirs),
   or gathers once into a spare buffer where most change. The source's
-  cross-attention keys and values are projected once per sentence, not per beam;
+  cross-attention keys and values are projected once per sentence, not per beam. Within a session the caches of one
+  batch reuse the memory of the last ([`Workspace`]): fresh memory costs a page fault per page on first touch;
 - [`decoding_attention`], registered with Transformers' attention interface for the time of decoding: softmax(q kᵀ) v
   for one query per row (cheaper than SDPA's set-up at this size), where the beams of a sentence attend as one block
   of queries to that sentence's source instead of to copies of it;
@@ -122,6 +123,7 @@ class FastDecoder:
             )
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
+        self.workspace: Workspace | None = None
 
     def __enter__(self) -> "FastDecoder":
         self.lock.acquire()
@@ -129,6 +131,7 @@ class FastDecoder:
             config = self.model.config
             self.attn_implementation = config._attn_implementation
             config._attn_implementation_internal = DECODING_ATTENTION
+            self.workspace = Workspace()
             if self.weights != "plain":
                 self.swap_in_session_linears()
         except BaseException:
@@ -140,6 +143,7 @@ class FastDecoder:
         for parent, name, original in reversed(self.swapped):
             setattr(parent, name, original)
         self.swapped.clear()
+        self.workspace = None
         if hasattr(self, "attn_implementation"):
             self.model.config._attn_implementation_internal = self.attn_implementation
         self.lock.release()
@@ -220,13 +224,11 @@ class FastDecoder:
         with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
             encoder_states = self.encode(input_ids, attention_mask)
             arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
-            attention_dtype = torch.float32 if in_bf16 else None
+            memory = dict(attention_dtype=torch.float32 if in_bf16 else None, workspace=self.workspace)
             if self.cuda_graphs:
-                steps = StaticDecoderSteps(
-                    *arguments, attention_dtype=attention_dtype, cuda_graph=device_type == "cuda"
-                )
+                steps = StaticDecoderSteps(*arguments, **memory, cuda_graph=device_type == "cuda")
             else:
-                steps = DecoderSteps(*arguments, attention_dtype=attention_dtype)
+                steps = DecoderSteps(*arguments, **memory)
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if length_penalty is None:
@@ -398,11 +400,14 @@ class StaticDecodingCache:
     `self_attention_cache.update(key, value, layer)` writes the step's keys/values in place at `position` and returns
     the history so far; `cross_attention_cache.layers[layer].keys/values` hold the source's, once per sentence."""
 
-    def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype):
+    def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype,
+                 workspace: "Workspace | None" = None):  # fmt: skip
         self.cross_attention_cache = self
         self.self_attention_cache = self
+        self.workspace = workspace or Workspace()
         self.layers = [
-            _SourceLayer(_contiguous(keys, dtype), _contiguous(values, dtype)) for keys, values in source_keys_values
+            _SourceLayer(*(self.workspace.copy(("source", i, part), tensor, dtype) for part, tensor in enumerate(pair)))
+            for i, pair in enumerate(source_keys_values)
         ]
         self.is_updated = dict.fromkeys(range(len(self.layers)), True)
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
@@ -419,8 +424,8 @@ class StaticDecodingCache:
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
         if self.keys[layer_idx] is None:  # (rows, heads, max_length, head_dim), in the dtype the layer computes in
             shape = (self.rows, key.shape[1], self.max_length, key.shape[3])
-            self.keys[layer_idx] = self.new_cache(key, shape)
-            self.values[layer_idx] = self.new_cache(value, shape)
+            self.keys[layer_idx] = self.kept_cache(("keys", layer_idx), key, shape)
+            self.values[layer_idx] = self.kept_cache(("values", layer_idx), value, shape)
         if self.write_position is not None:
             self.keys[layer_idx].index_copy_(2, self.write_position, key)
             self.values[layer_idx].index_copy_(2, self.write_position, value)
@@ -432,6 +437,10 @@ class StaticDecodingCache:
 
     def new_cache(self, like: torch.Tensor, shape) -> torch.Tensor:
         return like.new_empty(shape) if self.write_position is None else like.new_zeros(shape)
+
+    def kept_cache(self, name, like: torch.Tensor, shape) -> torch.Tensor:
+        cache = self.workspace.empty(name, shape, like.dtype, like.device)
+        return cache if self.write_position is None else cache.zero_()
 
     def get_seq_length(self) -> int:
         return self.position
@@ -462,18 +471,35 @@ class StaticDecodingCache:
                 history = cache[:, :, :length]
                 history.index_copy_(0, moved, history.index_select(0, sources))
             return
-        if self.spare is None:
-            self.spare = [torch.empty_like(cache) for cache in caches]
+        if self.spare is None:  # not the memory of `caches`: after `keep` they are new, else not yet swapped
+            self.spare = [self.workspace.empty(("spare", i), c.shape, c.dtype, c.device) for i, c in enumerate(caches)]
         for cache, spare in zip(caches, self.spare):
             torch.index_select(cache[:, :, :length], 0, rows, out=spare[:, :, :length])
         self.keys, self.values = self.spare[: len(self.keys)], self.spare[len(self.keys) :]
         self.spare = caches
 
 
-def _contiguous(tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """`tensor` in `dtype`, contiguous, in one copy (`Tensor.to` ignores `memory_format` when the dtype is already
-    `dtype`)."""
-    return tensor.to(dtype=dtype, memory_format=torch.contiguous_format).contiguous()
+class Workspace:
+    """Memory a decoding session keeps from batch to batch. Every batch needs the same large tensors (the caches, the
+    source's keys and values, the logits); fresh memory costs the CPU a page fault per 4 KiB page on first touch
+    (hundreds of thousands in a beam search over a few batches), kept memory none. `empty(name, ...)` returns a
+    tensor over the memory kept under `name`, which must not be in use any more: the caller's previous tensor of
+    that name is overwritten."""
+
+    def __init__(self):
+        self.kept: dict[object, torch.Tensor] = {}
+
+    def empty(self, name, shape, dtype: torch.dtype, device) -> torch.Tensor:
+        size = math.prod(shape)
+        kept = self.kept.get(name)
+        if kept is None or kept.dtype != dtype or kept.device != torch.device(device) or kept.numel() < size:
+            grown = 2 * kept.numel() if kept is not None and kept.dtype == dtype else 0  # longer batches follow
+            kept = self.kept[name] = torch.empty(max(size, grown), dtype=dtype, device=device)
+        return kept[:size].view(shape)
+
+    def copy(self, name, tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """`tensor` in `dtype`, contiguous, in kept memory."""
+        return self.empty(name, tensor.shape, dtype, tensor.device).copy_(tensor)
 
 
 class _SourceLayer:
@@ -490,9 +516,10 @@ class DecoderSteps:
     """
 
     def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int,
-                 attention_dtype: torch.dtype | None = None):  # fmt: skip
+                 attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None):  # fmt: skip
         """`attention_dtype`: what the decoder's attention computes in, where the encoder's output comes in another
-        (a bf16 session: bf16 encoder output, float32 attention); by default the encoder output's."""
+        (a bf16 session: bf16 encoder output, float32 attention); by default the encoder output's. `workspace`: the
+        session's kept memory (by default new memory)."""
         self.decoder = model.get_decoder()
         self.lm_head = model.lm_head
         batch = len(encoder_hidden_states)
@@ -507,7 +534,9 @@ class DecoderSteps:
         self.cache = StaticDecodingCache(
             [layer.encoder_attn.source_keys_and_values(encoder_hidden_states, None) for layer in self.decoder.layers],
             attention_dtype or encoder_hidden_states.dtype,
+            workspace,
         )
+        self.workspace = self.cache.workspace
         self.cache.allocate(self.rows, max_length)
         # Additive source mask (batch, 1, 1, source), in float32 like the scores it is added to.
         self.source_bias = torch.zeros(attention_mask.shape, dtype=torch.float32, device=self.device)
@@ -533,7 +562,11 @@ class DecoderSteps:
         return self.decoder.layer_norm(hidden_states)[:, 0]
 
     def logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
-        return self.lm_head(hidden_states).float()
+        """Float32 logits, in kept memory where the LM head computes in another dtype: the caller may write them."""
+        logits = self.lm_head(hidden_states)
+        if logits.dtype == torch.float32:
+            return logits
+        return self.workspace.copy("logits", logits, torch.float32)
 
     def reorder(self, rows: torch.LongTensor, length: int):
         self.cache.reorder(rows, length)
@@ -710,7 +743,8 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
             log_probs = torch.full((B * K, decoder.vocab_size), -math.inf, device=device)
             log_probs[:, forced] = 0
         else:
-            log_probs = nn.functional.log_softmax(decoder.logits(hidden_states), dim=-1)
+            logits = decoder.logits(hidden_states)
+            log_probs = torch.log_softmax(logits, dim=-1, out=logits)  # in place: a 16 MB temporary less per step
             if eos is not None and cur_len - 1 < min_new_tokens:
                 log_probs[:, eos] = -math.inf
         vocab = log_probs.shape[-1]
