@@ -424,8 +424,8 @@ class StaticDecodingCache:
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
         if self.keys[layer_idx] is None:  # (rows, heads, max_length, head_dim), in the dtype the layer computes in
             shape = (self.rows, key.shape[1], self.max_length, key.shape[3])
-            self.keys[layer_idx] = self.kept_cache(("keys", layer_idx), key, shape)
-            self.values[layer_idx] = self.kept_cache(("values", layer_idx), value, shape)
+            self.keys[layer_idx] = self.new_cache(("keys", layer_idx), key, shape)
+            self.values[layer_idx] = self.new_cache(("values", layer_idx), value, shape)
         if self.write_position is not None:
             self.keys[layer_idx].index_copy_(2, self.write_position, key)
             self.values[layer_idx].index_copy_(2, self.write_position, value)
@@ -435,10 +435,7 @@ class StaticDecodingCache:
         self.values[layer_idx][:, :, self.position : end] = value
         return self.keys[layer_idx][:, :, :end], self.values[layer_idx][:, :, :end]
 
-    def new_cache(self, like: torch.Tensor, shape) -> torch.Tensor:
-        return like.new_empty(shape) if self.write_position is None else like.new_zeros(shape)
-
-    def kept_cache(self, name, like: torch.Tensor, shape) -> torch.Tensor:
+    def new_cache(self, name, like: torch.Tensor, shape) -> torch.Tensor:
         cache = self.workspace.empty(name, shape, like.dtype, like.device)
         return cache if self.write_position is None else cache.zero_()
 
@@ -446,16 +443,17 @@ class StaticDecodingCache:
         return self.position
 
     def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
-        """Drop every row but `rows` (and every source but `sentences`'): what finished needs no more steps."""
+        """Drop every row but `rows` (and every source but `sentences`'), both ascending: what finished needs no more
+        steps. What is kept moves to the first rows of the memory it is in."""
         for caches in (self.keys, self.values):
             for i, cache in enumerate(caches):
                 if cache is not None:
-                    kept = self.new_cache(cache, (len(rows), *cache.shape[1:]))
-                    torch.index_select(cache[:, :, :length], 0, rows, out=kept[:, :, :length])
-                    caches[i] = kept
+                    caches[i] = _keep_rows(cache, rows, length)
         for layer in self.layers:
-            layer.keys, layer.values = layer.keys.index_select(0, sentences), layer.values.index_select(0, sentences)
-        self.rows, self.spare = len(rows), None
+            layer.keys, layer.values = _keep_rows(layer.keys, sentences), _keep_rows(layer.values, sentences)
+        if self.spare is not None:
+            self.spare = [spare[: len(rows)] for spare in self.spare]
+        self.rows = len(rows)
 
     def reorder(self, rows: torch.LongTensor, length: int):
         """Make row `i` continue the history of row `rows[i]`. Most beams continue their own history, and moving the
@@ -471,12 +469,19 @@ class StaticDecodingCache:
                 history = cache[:, :, :length]
                 history.index_copy_(0, moved, history.index_select(0, sources))
             return
-        if self.spare is None:  # not the memory of `caches`: after `keep` they are new, else not yet swapped
+        if self.spare is None:  # the first swap: `caches` are in the memory named "keys" and "values"
             self.spare = [self.workspace.empty(("spare", i), c.shape, c.dtype, c.device) for i, c in enumerate(caches)]
         for cache, spare in zip(caches, self.spare):
             torch.index_select(cache[:, :, :length], 0, rows, out=spare[:, :, :length])
         self.keys, self.values = self.spare[: len(self.keys)], self.spare[len(self.keys) :]
         self.spare = caches
+
+
+def _keep_rows(tensor: torch.Tensor, rows: torch.LongTensor, length: int | None = None) -> torch.Tensor:
+    """`tensor[rows]` (up to `length` along dimension 2) moved into the first rows of `tensor`'s own memory."""
+    history = tensor if length is None else tensor[:, :, :length]
+    history[: len(rows)] = history.index_select(0, rows)
+    return tensor[: len(rows)]
 
 
 class Workspace:
