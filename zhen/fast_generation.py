@@ -223,12 +223,13 @@ class FastDecoder:
         # norms, attention and cache stay float32.
         with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
             encoder_states = self.encode(input_ids, attention_mask)
-            arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens)
-            memory = dict(attention_dtype=torch.float32 if in_bf16 else None, workspace=self.workspace)
+            attention_dtype = torch.float32 if in_bf16 else None
+            arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens, attention_dtype,
+                         self.workspace)  # fmt: skip
             if self.cuda_graphs:
-                steps = StaticDecoderSteps(*arguments, **memory, cuda_graph=device_type == "cuda")
+                steps = StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
             else:
-                steps = DecoderSteps(*arguments, **memory)
+                steps = DecoderSteps(*arguments)
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if length_penalty is None:
@@ -486,8 +487,8 @@ def _keep_rows(tensor: torch.Tensor, rows: torch.LongTensor, length: int | None 
 
 class Workspace:
     """Memory a decoding session keeps from batch to batch. Every batch needs the same large tensors (the caches, the
-    source's keys and values, the logits); fresh memory costs the CPU a page fault per 4 KiB page on first touch
-    (hundreds of thousands in a beam search over a few batches), kept memory none. `empty(name, ...)` returns a
+    source's keys and values, the logits); fresh memory costs the CPU a page fault per 4 KiB page on first touch,
+    kept memory none (`benchmarks/results/2026-11-26-session-workspace.md`). `empty(name, ...)` returns a
     tensor over the memory kept under `name`, which must not be in use any more: the caller's previous tensor of
     that name is overwritten."""
 
@@ -749,7 +750,7 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
             log_probs[:, forced] = 0
         else:
             logits = decoder.logits(hidden_states)
-            log_probs = torch.log_softmax(logits, dim=-1, out=logits)  # in place: a 16 MB temporary less per step
+            log_probs = torch.log_softmax(logits, dim=-1, out=logits)  # in place: no second logits-sized tensor
             if eos is not None and cur_len - 1 < min_new_tokens:
                 log_probs[:, eos] = -math.inf
         vocab = log_probs.shape[-1]
