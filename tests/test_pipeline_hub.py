@@ -8,6 +8,7 @@ import shutil
 import sys
 
 import pytest
+import torch
 from transformers import pipeline
 from transformers.testing_utils import CaptureLogger
 from transformers.tokenization_utils_base import TruncationStrategy
@@ -90,6 +91,35 @@ def test_blank_inputs_give_empty_translations_without_the_model(translator, gene
     assert ids.tolist() == [1, 5, 2]  # <s> __zh__ </s>, what an empty translation is
     with pytest.raises(ValueError, match="needs the target language"):
         ZhenTranslationPipeline(model=translator.model, tokenizer=translator.tokenizer, device=-1)("")
+
+
+def test_one_call_decodes_all_its_batches_in_one_session(translator, tiny_pairs, monkeypatch):
+    """Session weights are made once per call, not per batch, and the model is as it was after the call; batches a
+    generator's lazy iteration translates after the call has returned open their own."""
+    from zhen.fast_generation import FastDecoder
+
+    opened, enter = [], FastDecoder.__enter__
+    monkeypatch.setattr(FastDecoder, "__enter__", lambda self: opened.append(self) or enter(self))
+    texts = [en for en, _ in tiny_pairs[:5]]
+    one_by_one = [translator(text)[0] for text in texts]
+    assert len(opened) == 5
+    opened.clear()
+    assert translator(texts, batch_size=2) == one_by_one and len(opened) == 1
+    assert translator(["", *texts], batch_size=2) == [{"translation_text": ""}, *one_by_one] and len(opened) == 2
+    assert [r[0] for r in translator((text for text in texts), batch_size=2)] == one_by_one and len(opened) == 2 + 3
+    assert type(translator.model.lm_head) is torch.nn.Linear
+    assert translator.model.config._attn_implementation != "zhen_decoding"
+
+
+def test_a_list_is_batched_longest_first_and_returned_in_input_order(translator, generate_calls, tiny_pairs):
+    texts = sorted((en for en, _ in tiny_pairs[:7]), key=lambda text: (len(text) % 3, text))  # lengths mixed
+    one_by_one = [translator(text)[0] for text in texts]
+    generate_calls.clear()
+    assert translator(texts, batch_size=3) == one_by_one
+    pad = translator.tokenizer.pad_token_id
+    batched = [[token for token in row if token != pad] for batch in generate_calls for row in batch]
+    by_length = sorted(texts, key=len, reverse=True)
+    assert batched == [translator.preprocess(text, tgt_lang="zh")["input_ids"][0].tolist() for text in by_length]
 
 
 def test_blank_inputs_from_a_generator_are_batched_with_the_others(translator, tiny_pairs):
