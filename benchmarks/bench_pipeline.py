@@ -1,0 +1,109 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
+"""Translating a list of texts the way users call it: zhen's translation pipeline and `zhen.translate` against what
+Transformers 4's `TranslationPipeline` did with a Marian model, on a trained checkpoint.
+
+  generate-bf16, generate-fp32   the peer: the texts in batches in input order, each padded and translated by
+                                 `model.generate` on the model in bf16 or float32 (v4's pipeline batching; the ratio is
+                                 to the faster of the two, Marian's best PyTorch configuration on the machine)
+  pipeline                       `ZhenTranslationPipeline(...)(texts, batch_size=...)`
+  translate                      `zhen.translate(texts, model, tokenizer, batch_size=...)`
+
+Every system gets the same texts and the same length limit (`zhen.pipeline_zhen.default_max_new_tokens`); each runs
+once per round, in turn, and keeps its best round. Prints sentences/s and the ratio to the peer.
+
+    python benchmarks/bench_pipeline.py --model runs/zhen/model --test ../shared/data/news/valid.jsonl.gz --limit 256
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+import warnings
+
+import torch
+
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import cpu_description, print_table  # noqa: E402
+
+
+SYSTEMS = ("generate-bf16", "generate-fp32", "pipeline", "translate")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="trained zhen checkpoint folder (with its tokenizer)")
+    parser.add_argument("--test", required=True, help="parallel file (JSON Lines/TSV/Parquet with en and zh)")
+    parser.add_argument("--directions", default="en-zh,zh-en")
+    parser.add_argument("--num-beams", default="1,4")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--limit", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(args.threads)
+    from transformers.utils import logging
+
+    logging.set_verbosity_error()
+    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast, translate
+    from zhen.data import load_parallel
+    from zhen.evaluation import parallel_columns
+    from zhen.pipeline_zhen import ZhenTranslationPipeline, default_max_new_tokens
+
+    model = ZhenForConditionalGeneration.from_pretrained(args.model).eval()
+    model_bf16 = ZhenForConditionalGeneration.from_pretrained(args.model, dtype=torch.bfloat16).eval()
+    tokenizer = ZhenTokenizerFast.from_pretrained(args.model)
+    columns = parallel_columns(load_parallel(args.test), args.limit)
+
+    def generate_in_input_order(m, texts, src, tgt, num_beams):
+        tokenizer.src_lang = src
+        for start in range(0, len(texts), args.batch_size):
+            batch = tokenizer(texts[start : start + args.batch_size], padding=True, return_tensors="pt")
+            limit = default_max_new_tokens(batch["input_ids"].shape[1], m.config, m.generation_config)
+            with torch.inference_mode():
+                m.generate(**batch, forced_bos_token_id=tokenizer.get_lang_id(tgt), num_beams=num_beams,
+                           max_new_tokens=limit)  # fmt: skip
+
+    pipe = ZhenTranslationPipeline(model=model, tokenizer=tokenizer, device=-1)
+    systems = {
+        "generate-bf16": lambda *a: generate_in_input_order(model_bf16, *a),
+        "generate-fp32": lambda *a: generate_in_input_order(model, *a),
+        "pipeline": lambda texts, src, tgt, beams: pipe(
+            texts, src_lang=src, tgt_lang=tgt, num_beams=beams, batch_size=args.batch_size
+        ),  # fmt: skip
+        "translate": lambda texts, src, tgt, beams: translate(
+            texts, model, tokenizer, src_lang=src, tgt_lang=tgt, num_beams=beams, batch_size=args.batch_size
+        ),  # fmt: skip
+    }
+    names = [s for s in args.systems.split(",") if s]
+    unknown = sorted(set(names) - set(systems))
+    if unknown:
+        parser.error(f"unknown systems {unknown}; known: {', '.join(SYSTEMS)}")
+    results = []
+    for num_beams in map(int, args.num_beams.split(",")):
+        for direction in args.directions.split(","):
+            src, tgt = direction.split("-")
+            texts = columns[src]
+            best = dict.fromkeys(names, float("inf"))
+            for _ in range(args.rounds):
+                for name in names:
+                    start = time.perf_counter()
+                    systems[name](texts, src, tgt, num_beams)
+                    best[name] = min(best[name], time.perf_counter() - start)
+            peer = min((best[name] for name in ("generate-bf16", "generate-fp32") if name in best), default=None)
+            for name in names:
+                x_peer = peer / best[name] if peer else None
+                results.append(dict(direction=direction, beams=num_beams, system=name, sent_s=len(texts) / best[name],
+                                    x_peer=x_peer))  # fmt: skip
+    print(f"# {args.model} on {args.test}: {len(columns['en'])} sentences, batch {args.batch_size}, "
+          f"{args.threads} threads, best of {args.rounds}; {json.dumps(cpu_description())}")  # fmt: skip
+    print_table(results, [("direction", "direction", ""), ("beams", "beams", ""), ("system", "system", ""),
+                          ("sent_s", "sent/s", ".1f"), ("x_peer", "× v4-style generate, best", ".2f")])  # fmt: skip
+    print(json.dumps({"benchmark": "pipeline", "results": results}))
+
+
+if __name__ == "__main__":
+    main()
