@@ -14,7 +14,6 @@ once per round, in turn, and keeps its best round. Prints sentences/s and the ra
     python benchmarks/bench_pipeline.py --model runs/zhen/model --test ../shared/data/news/valid.jsonl.gz --limit 256
 """
 
-import argparse
 import json
 import os
 import sys
@@ -25,23 +24,14 @@ import torch
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cpu_description, print_table  # noqa: E402
+from common import checkpoint_parser, cpu_description, print_table  # noqa: E402
 
 
 SYSTEMS = ("generate-bf16", "generate-fp32", "pipeline", "translate")
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="trained zhen checkpoint folder (with its tokenizer)")
-    parser.add_argument("--test", required=True, help="parallel file (JSON Lines/TSV/Parquet with en and zh)")
-    parser.add_argument("--directions", default="en-zh,zh-en")
-    parser.add_argument("--num-beams", default="1,4")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--limit", type=int, default=256)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser = checkpoint_parser(__doc__, SYSTEMS, limit=256)
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)

@@ -20,7 +20,6 @@ identically.
         --limit 512 --num-beams 1,4 --threads 2
 """
 
-import argparse
 import functools
 import json
 import math
@@ -33,7 +32,7 @@ import torch
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import cpu_description, print_table, synchronize  # noqa: E402
+from common import checkpoint_parser, cpu_description, print_table, synchronize  # noqa: E402
 
 
 SYSTEMS = ("generate-bf16", "generate-fp32", "zhen-keep", "zhen")
@@ -55,16 +54,7 @@ def generated_tokens(out: torch.LongTensor, eos: int) -> int:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, help="trained zhen checkpoint folder (with its tokenizer)")
-    parser.add_argument("--test", required=True, help="parallel file (JSON Lines/TSV/Parquet with en and zh)")
-    parser.add_argument("--directions", default="en-zh,zh-en")
-    parser.add_argument("--num-beams", default="1,4")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--limit", type=int, default=512)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser = checkpoint_parser(__doc__, SYSTEMS, limit=512)
     parser.add_argument("--device", default="cpu", help="cpu, or cuda (zhen decodes there with CUDA graphs)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")

@@ -230,6 +230,21 @@ def benchmark_parser(doc: str, device_help: str) -> argparse.ArgumentParser:
     return parser
 
 
+def checkpoint_parser(doc: str, systems, limit: int) -> argparse.ArgumentParser:
+    """The options of the benchmarks that translate a test set with a trained checkpoint."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, help="trained zhen checkpoint folder (with its tokenizer)")
+    parser.add_argument("--test", required=True, help="parallel file (JSON Lines/TSV/Parquet with en and zh)")
+    parser.add_argument("--directions", default="en-zh,zh-en")
+    parser.add_argument("--num-beams", default="1,4")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--limit", type=int, default=limit)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--systems", default=",".join(systems))
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    return parser
+
+
 BASELINE = "@base"  # suffix of a system run from the `--baseline-tree` checkout (another revision of zhen)
 
 
