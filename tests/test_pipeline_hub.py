@@ -111,6 +111,27 @@ def test_one_call_decodes_all_its_batches_in_one_session(translator, tiny_pairs,
     assert translator.model.config._attn_implementation != "zhen_decoding"
 
 
+def test_calls_from_two_threads_each_translate_in_their_own_session(translator, tiny_pairs):
+    import threading
+
+    texts = [en for en, _ in tiny_pairs[:6]]
+    expected = translator(texts, batch_size=2)
+    results, errors = {}, []
+
+    def call(name):
+        try:
+            results[name] = [translator(texts[::-1], batch_size=2), translator(texts, batch_size=3)]
+        except Exception as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=call, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors and all(result == [expected[::-1], expected] for result in results.values())
+
+
 def test_a_list_is_batched_longest_first_and_returned_in_input_order(translator, generate_calls, tiny_pairs):
     texts = sorted((en for en, _ in tiny_pairs[:7]), key=lambda text: (len(text) % 3, text))  # lengths mixed
     one_by_one = [translator(text)[0] for text in texts]
