@@ -542,7 +542,6 @@ class DecoderSteps:
             attention_dtype or encoder_hidden_states.dtype,
             workspace,
         )
-        self.workspace = self.cache.workspace
         self.cache.allocate(self.rows, max_length)
         # Additive source mask (batch, 1, 1, source), in float32 like the scores it is added to.
         self.source_bias = torch.zeros(attention_mask.shape, dtype=torch.float32, device=self.device)
@@ -572,7 +571,7 @@ class DecoderSteps:
         logits = self.lm_head(hidden_states)
         if logits.dtype == torch.float32:
             return logits
-        return self.workspace.copy("logits", logits, torch.float32)
+        return self.cache.workspace.copy("logits", logits, torch.float32)
 
     def reorder(self, rows: torch.LongTensor, length: int):
         self.cache.reorder(rows, length)
