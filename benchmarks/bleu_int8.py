@@ -2,9 +2,10 @@
 """What reduced-precision inference (bf16 session weights, int8) costs in BLEU on a trained checkpoint, and its speed.
 
 Translates the test set in both directions with the float32 model (zhen.fast_generation), with bf16 copies of its
-decoder weights (a `FastDecoder(model, weights="bf16")` session, what `zhen.translate` uses on CPUs with native bf16;
-opened per batch here, so its sentences/s include the weight conversion), with its int8 dynamic quantisation
-(zhen.quantization), and optionally with CTranslate2 float32/int8 exports (`--ct2`), then scores every system with
+decoder weights (a `FastDecoder(model, weights="bf16")` session, what `zhen.translate` uses on CPUs with native bf16),
+with its int8 dynamic quantisation (zhen.quantization), and optionally with CTranslate2 float32/int8 exports (`--ct2`);
+each PyTorch system in one decoding session per direction, as `zhen.translate` opens one per call (its sentences/s
+include making the session's weights). Then it scores every system with
 sacreBLEU (`zh` tokenizer into Chinese, `13a` into English) and prints BLEU, chrF, the BLEU change against float32 of
 the same engine, the share of sentences translated identically, and sentences/s. The targets: bf16 within 0.2 BLEU,
 int8 within 0.5. (CTranslate2's beam search normalises scores by GNMT's ((5 + length) / 6)^alpha, not by
@@ -15,6 +16,7 @@ outputs are equal.)
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -64,7 +66,7 @@ def main(argv=None):
     from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
     from zhen.data import load_parallel
     from zhen.evaluation import parallel_columns, score
-    from zhen.fast_generation import FastDecoder, generate
+    from zhen.fast_generation import FastDecoder
     from zhen.quantization import quantize_dynamic
 
     model = ZhenForConditionalGeneration.from_pretrained(args.model, dtype=torch.float32).eval()
@@ -75,15 +77,16 @@ def main(argv=None):
     def max_new_tokens_for(source_length):
         return max(1, min(int(1.5 * source_length) + 10, 512, table - 1))
 
-    def generate_bf16(*args, **kwargs):
-        with FastDecoder(model, weights="bf16") as decoder:
-            return decoder.generate(*args, **kwargs)
+    @contextlib.contextmanager
+    def session(model, weights):
+        with FastDecoder(model, weights=weights) as decoder:
+            yield decoder.generate
 
     quantized = quantize_dynamic(model)
-    systems = {  # (family, weights): generate; each reduced precision is compared with float32 of its family
-        ("PyTorch", "float32"): lambda *a, **k: generate(model, *a, **k),
-        ("PyTorch", "bf16"): generate_bf16,
-        ("PyTorch", "int8"): lambda *a, **k: generate(quantized, *a, **k),
+    systems = {  # (family, weights): opens `generate`; each reduced precision is compared with float32 of its family
+        ("PyTorch", "float32"): lambda: session(model, "plain"),
+        ("PyTorch", "bf16"): lambda: session(model, "bf16"),
+        ("PyTorch", "int8"): lambda: session(quantized, "auto"),
     }
     workdir = tempfile.TemporaryDirectory()
     if args.ct2:
@@ -91,7 +94,8 @@ def main(argv=None):
 
         for quantization in ("float32", "int8"):
             out = convert(args.model, os.path.join(workdir.name, quantization), quantization=quantization)
-            systems["CTranslate2", quantization] = CTranslate2Generator(out, compute_type=quantization).generate
+            generate = CTranslate2Generator(out, compute_type=quantization).generate
+            systems["CTranslate2", quantization] = lambda generate=generate: contextlib.nullcontext(generate)
 
     rows = []
     for direction in args.directions.split(","):
@@ -99,9 +103,9 @@ def main(argv=None):
         reference = {}
         for (family, weights), system in systems.items():
             start = time.perf_counter()
-            with torch.inference_mode():
+            with torch.inference_mode(), system() as generate:
                 hypotheses = translate_ids(
-                    system, tokenizer, columns[src], src, tgt, args.batch_size, args.num_beams, max_new_tokens_for
+                    generate, tokenizer, columns[src], src, tgt, args.batch_size, args.num_beams, max_new_tokens_for
                 )
             seconds = time.perf_counter() - start
             result = score(hypotheses, columns[tgt], tgt)
