@@ -13,6 +13,9 @@ Systems (`--systems`, comma-separated):
                                     cache, lean loop, session weights for the machine; CUDA graphs on a GPU); int8 =
                                     zhen.quantization
   zhen-fastplain-fp32               the same session with the model's own weights (`weights="plain"`)
+  zhen-streams-{fp32,bf16,int8}     the default session decoding several batches at once, each in its own thread
+                                    (`FastDecoder.map`, `zhen.hardware.decoding_streams`; one stream in beam search):
+                                    what zhen.translate does
   zhen-nographs-{fp32,bf16}         the same session without CUDA graphs (`cuda_graphs=False`): what they gain on a GPU
   ct2-marian-{float32,int8}         CTranslate2 on the Marian model converted by its Transformers converter
   ct2-zhen-{float32,int8}           CTranslate2 on the zhen model converted by zhen.convert_ctranslate2
@@ -59,12 +62,12 @@ DEFAULT_SYSTEMS = (
     "marian-eager-fp32,marian-sdpa-fp32,marian-eager-bf16,marian-sdpa-bf16,marian-sdpa-int8,zhen-generate-fp32,"
     "zhen-fast-fp32,zhen-fast-bf16,zhen-fast-int8,ct2-marian-float32,ct2-marian-int8,ct2-zhen-float32,ct2-zhen-int8"
 )
-SESSIONS = {"fast": {}, "fastplain": dict(weights="plain"), "nographs": dict(cuda_graphs=False)}
+SESSIONS = {"fast": {}, "fastplain": dict(weights="plain"), "nographs": dict(cuda_graphs=False), "streams": {}}
 MARIAN_PYTORCH = ("marian-eager-fp32", "marian-sdpa-fp32", "marian-eager-bf16", "marian-sdpa-bf16")
 
 
 def build_generator(system: str, size: str, variant: str, workdir: str, device: str = "cpu"):
-    """Returns `generate(batch, num_beams, new_tokens) -> ids` for one system."""
+    """Returns `generate(batches, num_beams, new_tokens) -> [ids of each batch]` for one system."""
     family, kind, precision = system.split("-")
     torch.manual_seed(0)
     if family == "ct2":
@@ -76,8 +79,10 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
         else:
             convert_marian(marian_model(size, dropout=0.0).eval(), out, precision)
         translator = CTranslate2Generator(out, compute_type=precision, device=device)
-        return lambda b, beams, n: translator.generate(
-            b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n
+        return each_batch(
+            lambda b, beams, n: translator.generate(
+                b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n
+            )
         )
     attn = "sdpa" if kind in (*SESSIONS, "generate") else kind
     model = (
@@ -92,16 +97,34 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
         model = quantize_dynamic(model)
     if kind in SESSIONS:  # as `zhen.translate` decodes: one session for all batches (packed weights where available)
         from zhen.fast_generation import FastDecoder
+        from zhen.hardware import decoding_streams
 
         decoder = FastDecoder(model, **SESSIONS[kind]).__enter__()  # open until this worker process ends
-        return lambda b, beams, n: decoder.generate(
-            b["input_ids"], b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams, max_new_tokens=n,
-            min_new_tokens=n,
+
+        def one_batch(b, beams, n):
+            return decoder.generate(
+                b["input_ids"], b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams, max_new_tokens=n,
+                min_new_tokens=n,
+            )  # fmt: skip
+
+        def all_batches(batches, beams, n):
+            streams = decoding_streams(device, beams) if kind == "streams" else 1
+            return list(decoder.map(lambda b: one_batch(b, beams, n), batches, streams))
+
+        return all_batches
+
+    def one_generate(b, beams, n):
+        return model.generate(
+            input_ids=b["input_ids"], attention_mask=b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams,
+            max_new_tokens=n, min_new_tokens=n, do_sample=False,
         )  # fmt: skip
-    return lambda b, beams, n: model.generate(
-        input_ids=b["input_ids"], attention_mask=b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams,
-        max_new_tokens=n, min_new_tokens=n, do_sample=False,
-    )  # fmt: skip
+
+    return each_batch(one_generate)
+
+
+def each_batch(generate):
+    """`generate(batch, num_beams, new_tokens)` applied to a list of batches in turn."""
+    return lambda batches, beams, n: [generate(b, beams, n) for b in batches]
 
 
 def convert_marian(model, output_dir: str, quantization: str):
@@ -138,15 +161,13 @@ def worker(job: dict) -> dict:
 
 
 def timed(generate, batches, beams: int, new_tokens: int, device: str = "cpu") -> dict:
-    out = generate(batches[0], beams, new_tokens)  # warm-up (and packing, conversion caches)
+    out = generate(batches[:2], beams, new_tokens)[0]  # warm-up (and packing, conversion caches)
     assert out.shape[1] == 1 + new_tokens, f"made {out.shape[1] - 1} tokens instead of {new_tokens}"
     if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
-        for batch in batches:
-            generate(batch, beams, new_tokens)
+        generate(batches, beams, new_tokens)
     synchronize(device)
     start = time.perf_counter()
-    for batch in batches:
-        generate(batch, beams, new_tokens)
+    generate(batches, beams, new_tokens)
     synchronize(device)
     return dict(seconds=time.perf_counter() - start)
 

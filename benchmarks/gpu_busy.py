@@ -43,7 +43,7 @@ def decoding_run(system: str, size: str, new_tokens: int):
 
     generate = bench_generate.build_generator(system.removeprefix("decode-"), size, "prenorm", "/tmp", "cuda")
     batch = to_device(source_batches(32, 32, SIZES[size]["vocab"])[0], "cuda")
-    return lambda: generate(batch, 1, new_tokens), new_tokens
+    return lambda: generate([batch], 1, new_tokens), new_tokens
 
 
 def measure(run, steps: int) -> dict:

@@ -90,8 +90,8 @@ def test_translate_files_in_process(tiny_checkpoint, tiny_pairs, tmp_path):
     source, target = tmp_path / "in.zh.txt", tmp_path / "out.en.txt"
     source.write_text("\n".join(zh for _, zh in tiny_pairs[:5]) + "\n\n", encoding="utf-8")
     translate_command.main(["--model", str(tiny_checkpoint), "--tgt", "en", "-i", str(source), "-o", str(target),
-                            "--device", "cpu", "--no-progress", "--batch-size", "2"])  # fmt: skip
-    expected = translate([zh for _, zh in tiny_pairs[:5]], str(tiny_checkpoint), tgt_lang="en")
+                            "--device", "cpu", "--no-progress", "--batch-size", "2", "--streams", "2"])  # fmt: skip
+    expected = translate([zh for _, zh in tiny_pairs[:5]], str(tiny_checkpoint), tgt_lang="en", streams=1)
     assert target.read_text(encoding="utf-8").split("\n") == expected + ["", ""]
 
 
@@ -112,6 +112,7 @@ def test_translate_output_stays_one_line_per_input(tiny_checkpoint, tmp_path, mo
         (["--model", "M", "--tgt", "zh", "--src", "zh-CN"], "both 'zh'"),
         (["--model", "M", "--tgt", "zh", "-i", "missing.txt"], "input file not found: missing.txt"),
         (["--model", "M", "--tgt", "zh", "--batch-size", "0"], "--batch-size: 0 is not a positive integer"),
+        (["--model", "M", "--tgt", "zh", "--streams", "0"], "--streams: 0 is not a positive integer"),
     ],
 )
 def test_translate_argument_errors(argv, message, capsys):

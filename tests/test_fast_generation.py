@@ -266,7 +266,7 @@ def test_one_session_reuses_its_memory_and_batches_in_turn_equal_generate(sessio
             if turn == 0:
                 memory = {name: kept.data_ptr() for name, kept in decoder.workspace.kept.items()}
         assert {name: kept.data_ptr() for name, kept in decoder.workspace.kept.items() if name in memory} == memory
-    assert decoder.workspace is None  # given back with the session
+    assert decoder.workspaces == {}  # given back with the session
 
 
 def test_workspace_grows_by_doubling_and_keeps_names_apart():
@@ -396,6 +396,77 @@ def test_sessions_from_two_threads_take_turns():
     for thread in threads:
         thread.join()
     assert len(results) == 3 and all(torch.equal(r, expected) for r in results)
+
+
+@pytest.mark.parametrize("attn_implementation", ["sdpa", "eager"])
+@pytest.mark.parametrize("packing", [True, False])
+def test_streams_decode_batches_at_once_as_generate_does(attn_implementation, packing, monkeypatch):
+    """Two threads of one session decode at once (one encoding while the other decodes): each batch's tokens are
+    those of `model.generate`, each thread keeps its own memory and PyTorch threads, and results come in order."""
+    import threading
+
+    monkeypatch.setattr(hardware, "packing_pays", lambda device: packing)
+    decoding_attention = fast_generation.decoding_attention
+    encoder_layers_decoding = []
+
+    def only_for_the_decoder(module, *args, **kwargs):  # the encoder attends with its own implementation
+        encoder_layers_decoding.extend([module] if not (module.is_causal or module.is_cross_attention) else [])
+        return decoding_attention(module, *args, **kwargs)
+
+    monkeypatch.setattr(fast_generation, "decoding_attention", only_for_the_decoder)
+    model = tiny_model(vocab_size=40)
+    model.set_attn_implementation(attn_implementation)
+    input_ids, attention_mask = padded_sources(vocab_size=40, lengths=(9, 7, 4, 2, 9, 3, 8, 5))
+    slices = (slice(0, 3), slice(3, 8), slice(1, 6), slice(6, 8))
+    batches = [(rows, num_beams) for rows in slices for num_beams in (1, 3)]
+    expected = [model.generate(input_ids=input_ids[rows], attention_mask=attention_mask[rows], forced_bos_token_id=ZH,
+                               num_beams=num_beams, max_new_tokens=7) for rows, num_beams in batches]  # fmt: skip
+    both_running = threading.Barrier(2, timeout=60)
+    seen = []
+
+    def decode(batch):
+        rows, num_beams = batch
+        seen.append((threading.get_ident(), torch.get_num_threads()))
+        if len(seen) <= 2:
+            both_running.wait()  # the first two batches run at once
+        return decoder.generate(input_ids[rows], attention_mask[rows], forced_bos_token_id=ZH, num_beams=num_beams,
+                                max_new_tokens=7)  # fmt: skip
+
+    threads = torch.get_num_threads()
+    with FastDecoder(model) as decoder:
+        results = list(decoder.map(decode, batches, streams=2))
+        assert len(decoder.workspaces) == 2
+    assert all(torch.equal(result, wanted) for result, wanted in zip(results, expected)) and not encoder_layers_decoding
+    assert len({ident for ident, _ in seen}) == 2 and {count for _, count in seen} == {max(1, threads // 2)}
+    assert torch.get_num_threads() == threads and model.config._attn_implementation == attn_implementation
+
+
+def test_an_error_in_a_stream_reaches_the_caller_and_leaves_the_model_as_it_was():
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+
+    def decode(batch):
+        if batch == 1:
+            raise RuntimeError("batch 1 failed")
+        return decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=4)
+
+    with FastDecoder(model) as decoder:
+        with pytest.raises(RuntimeError, match="batch 1 failed"):
+            list(decoder.map(decode, range(4), streams=2))
+    assert model.config._attn_implementation == "sdpa"
+    assert_same_as_generate(model, input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=4)
+
+
+def test_decoding_streams_follow_the_device_the_search_and_the_threads():
+    threads = torch.get_num_threads()
+    try:
+        for count, streams in [(1, 1), (2, 2), (3, 3), (16, hardware.MAX_DECODING_STREAMS)]:
+            torch.set_num_threads(count)
+            assert hardware.decoding_streams("cpu") == streams
+            assert hardware.decoding_streams("cpu", num_beams=4) == 1
+            assert hardware.decoding_streams("cuda") == 1
+    finally:
+        torch.set_num_threads(threads)
 
 
 # --- session weights for the machine ------------------------------------------------------------------------------

@@ -28,6 +28,22 @@ def test_length_sorted_batches_equal_one_by_one(tiny_model, tiny_tokenizer, tiny
     assert batched == [translate(text, tiny_model, tiny_tokenizer, tgt_lang="zh") for text in texts]
 
 
+@pytest.mark.parametrize("num_beams", [1, 2])
+def test_streams_give_the_translations_of_one_stream(tiny_model, tiny_tokenizer, tiny_pairs, num_beams):
+    texts = [en for en, _ in tiny_pairs]
+    kwargs = dict(tgt_lang="zh", batch_size=3, num_beams=num_beams)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the threads each of two streams gets on two cores
+    try:
+        one_stream = translate(texts, tiny_model, tiny_tokenizer, streams=1, **kwargs)
+    finally:
+        torch.set_num_threads(threads)
+    assert translate(texts, tiny_model, tiny_tokenizer, streams=2, **kwargs) == one_stream
+    assert translate(texts, tiny_model, tiny_tokenizer, streams=3, progress=True, **kwargs) == one_stream
+    with pytest.raises(ValueError, match="streams must be at least 1"):
+        translate(texts, tiny_model, tiny_tokenizer, streams=0, **kwargs)
+
+
 def test_single_string_gives_single_string(tiny_model, tiny_tokenizer, tiny_pairs):
     en, zh = tiny_pairs[0]
     assert translate(en, tiny_model, tiny_tokenizer, tgt_lang="zh") == zh

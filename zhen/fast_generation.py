@@ -25,19 +25,25 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
   AVX512-BF16; ReLU fused into the feed-forward's first product), float32 weights packed into oneDNN's (or MKL's)
   GEMM layout elsewhere; bf16 copies on a GPU with bf16.
   The copies live only as long as the session, so they can never outlive a change of the weights;
-- on a GPU, [`StaticDecoderSteps`]: each decoder step captured once as a CUDA graph and replayed.
+- on a GPU, [`StaticDecoderSteps`]: each decoder step captured once as a CUDA graph and replayed;
+- [`FastDecoder.map`]: several batches decoded at once by one session, each in its own thread with its share of
+  PyTorch's threads (on a CPU, small products parallelise poorly over threads; independent batches do not).
 
 On a model quantized with `zhen.quantization.quantize_dynamic` it is the fast int8 decoder.
 """
 
 import contextlib
 import math
+import sys
 import threading
 import weakref
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 from torch import nn
-from transformers.modeling_utils import AttentionInterface
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
 from . import hardware
 from .hardware import autocast_dtype
@@ -57,7 +63,8 @@ UNSUPPORTED = dict(
 IGNORED = ("use_cache", "max_length")  # the cache is always on; max_length is read as 1 + max_new_tokens
 ARGUMENTS = ("forced_bos_token_id", "num_beams", "max_new_tokens", "min_new_tokens", "length_penalty", "early_stopping",
              "num_return_sequences", "input_ids", "attention_mask")  # fmt: skip
-DECODING_ATTENTION = "zhen_decoding"
+# Each copy of this file (zhen's, a checkpoint's Hub custom code) registers its own: a session reads its own state.
+DECODING_ATTENTION = "zhen_decoding" if __name__.startswith("zhen.") else f"zhen_decoding:{__name__}"
 WEIGHTS = ("auto", "bf16", "packed", "plain")
 MAX_PACKED_ROWS = 256  # projections of more rows (the source, once) gain nothing from MKL's packing
 # Finished rows (greedy) or sentences (beam search) leave the decoder once they are this share of those it runs:
@@ -92,7 +99,8 @@ class FastDecoder:
     """A decoding session: inside `with FastDecoder(model) as decoder:`, `decoder.generate(...)` translates batch after
     batch with the model's decoder layers switched to fast decoding (see the module docstring); on exit the model is
     exactly as it was. Weights must not change inside the block (none of zhen's code does so). One session at a time
-    per model: a second one, from another thread, waits.
+    per model: a second one, from another thread, waits. Within a session, threads may decode batches at once
+    ([`FastDecoder.map`]).
 
     Args:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
@@ -123,7 +131,7 @@ class FastDecoder:
             )
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
-        self.workspace: Workspace | None = None
+        self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
 
     def __enter__(self) -> "FastDecoder":
         self.lock.acquire()
@@ -131,7 +139,6 @@ class FastDecoder:
             config = self.model.config
             self.attn_implementation = config._attn_implementation
             config._attn_implementation_internal = DECODING_ATTENTION
-            self.workspace = Workspace()
             if self.weights != "plain":
                 self.swap_in_session_linears()
         except BaseException:
@@ -143,10 +150,37 @@ class FastDecoder:
         for parent, name, original in reversed(self.swapped):
             setattr(parent, name, original)
         self.swapped.clear()
-        self.workspace = None
+        self.workspaces.clear()
         if hasattr(self, "attn_implementation"):
             self.model.config._attn_implementation_internal = self.attn_implementation
         self.lock.release()
+
+    @property
+    def workspace(self) -> "Workspace":
+        """The memory this thread's decoding keeps from batch to batch in this session."""
+        return self.workspaces.setdefault(threading.get_ident(), Workspace())
+
+    def map(self, function: Callable, batches: Iterable, streams: int = 1) -> Iterator:
+        """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
+        (`self.generate`). With `streams > 1`, that many threads take the batches in turn, each running PyTorch with
+        `torch.get_num_threads() // streams` threads of its own: on a CPU a decoding step is many small products and
+        attention over a few rows, which two threads split with little gain, while two batches at once run nearly
+        twice as fast (`benchmarks/bench_streams.py`). Each thread keeps its own memory (twice the cache memory for
+        two streams); outputs are those of one stream with the same number of threads."""
+        if streams <= 1:
+            yield from map(function, batches)
+            return
+        threads = max(1, torch.get_num_threads() // streams)
+
+        def decode(batch):
+            torch.set_num_threads(threads)  # this worker thread's own setting
+            return function(batch)
+
+        pool = ThreadPoolExecutor(streams, thread_name_prefix="zhen-decoding")
+        try:
+            yield from pool.map(decode, batches)
+        finally:
+            pool.shutdown(cancel_futures=True)
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
@@ -246,20 +280,29 @@ class FastDecoder:
         into one row ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
         if not hardware.packing_pays(input_ids.device) or attention_mask.all():
-            with self.attention(self.attn_implementation):
+            with self.encoding_with(self.attn_implementation):
                 return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         packed = pack_sources(input_ids, attention_mask)
-        with self.attention(PACKED_ATTENTION):
+        with self.encoding_with(PACKED_ATTENTION):
             return unpack(encoder(**packed).last_hidden_state, attention_mask)
 
     @contextlib.contextmanager
-    def attention(self, implementation: str):
-        config = self.model.config
-        config._attn_implementation_internal = implementation
+    def encoding_with(self, implementation: str):
+        """The encoder, in this thread, attends and builds its mask as `implementation` does."""
+        if implementation in ALL_ATTENTION_FUNCTIONS:
+            _ENCODING.attention = ALL_ATTENTION_FUNCTIONS[implementation]
+        else:  # "eager": the model file's own function (Hub custom code has its own copy)
+            _ENCODING.attention = sys.modules[type(self.model).__module__].eager_attention_forward
+        _ENCODING.implementation = implementation
         try:
             yield
         finally:
-            config._attn_implementation_internal = DECODING_ATTENTION
+            _ENCODING.attention = _ENCODING.implementation = None
+
+
+# What the encoder that this thread runs inside a session attends with: `attention` (a function) and `implementation`
+# (its name), or None while it decodes. Per thread: the threads of a session share the model's config.
+_ENCODING = threading.local()
 
 
 _LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.Lock]" = weakref.WeakKeyDictionary()
@@ -393,7 +436,19 @@ def decoding_attention(module, query, key, value, attention_mask, scaling, dropo
     return output.transpose(1, 2), None
 
 
-AttentionInterface.register(DECODING_ATTENTION, decoding_attention)
+def session_attention(module, *args, **kwargs):
+    """What a model attends with during a [`FastDecoder`] session: its encoder's own attention where this thread is
+    encoding ([`FastDecoder.encoding_with`]), else [`decoding_attention`]."""
+    return (getattr(_ENCODING, "attention", None) or decoding_attention)(module, *args, **kwargs)
+
+
+def session_mask(*args, **kwargs):
+    """The mask the encoder builds during a session: that of the implementation it attends with."""
+    return ALL_MASK_ATTENTION_FUNCTIONS[getattr(_ENCODING, "implementation", None) or "sdpa"](*args, **kwargs)
+
+
+AttentionInterface.register(DECODING_ATTENTION, session_attention)
+AttentionMaskInterface.register(DECODING_ATTENTION, session_mask)
 
 
 class StaticDecodingCache:

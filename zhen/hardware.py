@@ -147,6 +147,20 @@ def packing_pays(device: torch.device | str) -> bool:
     return torch.device(device).type == "cpu"
 
 
+MAX_DECODING_STREAMS = 4
+
+
+def decoding_streams(device: torch.device | str, num_beams: int = 1) -> int:
+    """How many batches `zhen.translate` decodes at once on `device` ([`zhen.fast_generation.FastDecoder.map`]): in
+    greedy search on a CPU, one per PyTorch thread, at most `MAX_DECODING_STREAMS` (the streams share the Python
+    interpreter), each with its share of the threads; else one. Beam search gains little from streams on a CPU for
+    much more memory (each stream keeps its own caches), and on a GPU a batch already keeps it busy (measured:
+    README, Performance)."""
+    if torch.device(device).type != "cpu" or num_beams > 1:
+        return 1
+    return max(1, min(torch.get_num_threads(), MAX_DECODING_STREAMS))
+
+
 def emulates_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether bfloat16 products on `device` run on PyTorch's emulation (a CPU without bf16 instructions)."""
     return torch.device(device).type == "cpu" and current().cpu_bf16 == "emulated"

@@ -16,6 +16,7 @@ from huggingface_hub.utils import validate_repo_id
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging
 
+from . import hardware
 from .fast_generation import FastDecoder, unsupported_options
 from .modeling_zhen import ZhenForConditionalGeneration
 from .pipeline_zhen import default_max_new_tokens, max_new_tokens_limit
@@ -153,6 +154,7 @@ def translate(
     max_source_tokens: int | None = None,
     progress: bool = False,
     on_truncate: Callable[[int, int, int], None] | None = None,
+    streams: int | None = None,
     **generate_kwargs,
 ) -> str | list[str]:
     """
@@ -189,6 +191,11 @@ def translate(
             Show a tqdm progress bar over batches.
         on_truncate (`Callable[[int, int, int], None]`, *optional*):
             Called as `on_truncate(index, num_tokens, limit)` for each truncated text instead of logging a warning.
+        streams (`int`, *optional*):
+            Batches decoded at once, each in its own thread with its share of PyTorch's threads
+            ([`zhen.fast_generation.FastDecoder.map`]). Defaults to [`zhen.hardware.decoding_streams`]: in greedy
+            search on a CPU one per thread, at most 4; else 1. Options that only `model.generate` implements decode
+            one batch at a time.
         generate_kwargs:
             Passed to `model.generate`, e.g. `no_repeat_ngram_size=3`, `length_penalty=1.0`, `do_sample=True`.
 
@@ -216,6 +223,8 @@ def translate(
         raise ValueError("Choose the output language with `tgt_lang`, not `forced_bos_token_id`.")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+    if streams is not None and streams < 1:
+        raise ValueError(f"streams must be at least 1, got {streams}.")
     if generate_kwargs.get("num_return_sequences", 1) != 1:
         raise ValueError("translate returns one translation per text; call model.generate for several.")
     model, tokenizer = load_model_and_tokenizer(model, tokenizer)
@@ -234,22 +243,28 @@ def translate(
     outputs = [""] * len(texts)
     order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
     batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-    if progress:
-        from tqdm.auto import tqdm
-
-        batches = tqdm(batches, desc=f"Translating {src_lang}→{tgt_lang}", unit="batch")
     was_training = model.training
     model.eval()
     fast = isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs)
+
+    def translate_batch(batch: list[int]) -> list[str]:
+        batch_ids = [ids[position] for position in batch]
+        lengths = _length_kwargs(batch_ids, max_new_tokens, generate_kwargs, model.config, model.generation_config)
+        return _generate(decoder or model, tokenizer, batch_ids, **generate_kwargs, **lengths)
+
     try:
         with torch.inference_mode(), FastDecoder(model) if fast else contextlib.nullcontext() as decoder:
-            for batch in batches:
-                batch_ids = [ids[position] for position in batch]
-                kwargs = {
-                    **generate_kwargs,
-                    **_length_kwargs(batch_ids, max_new_tokens, generate_kwargs, model.config, model.generation_config),
-                }
-                translations = _generate(decoder or model, tokenizer, batch_ids, **kwargs)
+            if decoder is None:
+                results = map(translate_batch, batches)
+            else:
+                beams = generate_kwargs.get("num_beams") or model.generation_config.num_beams or 1
+                streams = streams or hardware.decoding_streams(model.device, beams)
+                results = decoder.map(translate_batch, batches, streams)
+            if progress:
+                from tqdm.auto import tqdm
+
+                results = tqdm(results, total=len(batches), desc=f"Translating {src_lang}→{tgt_lang}", unit="batch")
+            for batch, translations in zip(batches, results):
                 for position, translation in zip(batch, translations):
                     outputs[todo[position]] = translation
     finally:

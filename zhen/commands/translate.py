@@ -66,6 +66,9 @@ def parse_args(argv=None):
     parser.add_argument(
         "--max-source-tokens", type=positive_int, help="Truncate longer lines (default: the model's position table)."
     )
+    parser.add_argument(
+        "--streams", type=positive_int, help="Batches decoded at once (default: on a CPU one per thread, at most 4)."
+    )
     parser.add_argument("--device", type=device_argument, default=default_device(), help="cpu, cuda, cuda:1, mps...")
     add_int8_argument(parser)
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="No progress bar for files.")
@@ -133,6 +136,7 @@ def main(argv=None) -> None:
                 max_new_tokens=args.max_new_tokens,
                 max_source_tokens=args.max_source_tokens,
                 on_truncate=warn,
+                streams=args.streams,
             )
             target.writelines(" ".join(text.splitlines()) + "\n" for text in translations)
             target.flush()
