@@ -164,9 +164,9 @@ class FastDecoder:
         """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
         (`self.generate`). With `streams > 1`, that many threads take the batches in turn, each running PyTorch with
         `torch.get_num_threads() // streams` threads of its own: on a CPU a decoding step is many small products and
-        attention over a few rows, which two threads split with little gain, while two batches at once run nearly
-        twice as fast (`benchmarks/bench_streams.py`). Each thread keeps its own memory (twice the cache memory for
-        two streams); outputs are those of one stream with the same number of threads."""
+        attention over a few rows, which two threads split with little gain, while two batches at once run faster
+        (`benchmarks/bench_generate.py --systems zhen-fast-fp32,zhen-streams-fp32`). Each thread keeps its own
+        memory (its own caches); outputs are those of one stream with the same number of threads."""
         if streams <= 1:
             yield from map(function, batches)
             return
