@@ -33,6 +33,7 @@ from transformers import Pipeline
 from transformers.utils import logging
 
 from .fast_generation import FastDecoder, unsupported_options
+from .hardware import decoding_streams
 
 
 logger = logging.get_logger(__name__)
@@ -188,11 +189,39 @@ class ZhenTranslationPipeline(Pipeline):
         """Translate the non-blank texts longest first (batched as asked: a batch of similar lengths pads less, as
         `zhen.translate` does), give each blank one the empty translation, and return them in input order."""
         order = sorted((i for i, text in enumerate(inputs) if not _is_blank(text)), key=lambda i: -len(inputs[i]))
-        translated = dict(zip(order, super().__call__([inputs[i] for i in order], **kwargs) if order else []))
+        translated = dict(zip(order, self._translate_in_streams([inputs[i] for i in order], **kwargs) if order else []))
         if len(translated) == len(inputs):
             return [translated[i] for i in range(len(inputs))]
         blank = super().__call__("", **kwargs)
         return [translated[i] if i in translated else [dict(record) for record in blank] for i in range(len(inputs))]
+
+    def _translate_in_streams(self, texts: list, **kwargs) -> list:
+        """The pipeline's results for `texts`; where zhen's fast decoder runs the call and `decoding_streams` gives
+        more than one stream (greedy search on a CPU, as `zhen.translate`), its batches are translated that many at
+        once, each in its own thread, all in the call's decoding session."""
+        batch_size = kwargs.get("batch_size") or self._batch_size or 1
+        options = {**self._forward_params, **self._sanitize_parameters(**_call_options(kwargs))[1]}
+        beams = options.get("num_beams") or self.model.generation_config.num_beams or 1
+        streams = decoding_streams(self.device, beams) if self._decodes_fast(options) else 1
+        if streams <= 1 or len(texts) <= batch_size:
+            return super().__call__(texts, **kwargs)
+        decoder = self._decoding_session()
+
+        def translate_batch(batch: list) -> list:
+            _CALL.pipeline, _CALL.decoder = self, decoder  # this thread decodes in the call's session
+            try:
+                return Pipeline.__call__(self, batch, **kwargs)
+            finally:
+                _CALL.pipeline = _CALL.decoder = None
+
+        batches = [texts[start : start + batch_size] for start in range(0, len(texts), batch_size)]
+        return [result for results in decoder.map(translate_batch, batches, streams) for result in results]
+
+    def _decodes_fast(self, generate_kwargs: dict) -> bool:
+        """Whether zhen's fast decoder implements every option of `generate_kwargs` (else `model.generate` runs)."""
+        given = {key: value for key, value in generate_kwargs.items() if value is not None}
+        fast = getattr(self.model.config, "model_type", None) == "zhen" and "generation_config" not in given
+        return fast and not unsupported_options(self.model, **given)
 
     def preprocess(self, text, src_lang=None, tgt_lang=None, truncation=None):
         if tgt_lang is None:
@@ -257,9 +286,8 @@ class ZhenTranslationPipeline(Pipeline):
 
     def _generate(self, model_inputs: dict, generate_kwargs: dict) -> torch.LongTensor:
         """zhen's fast decoder where it implements every option given, else `model.generate`."""
-        given = {key: value for key, value in generate_kwargs.items() if value is not None}
-        fast = getattr(self.model.config, "model_type", None) == "zhen" and "generation_config" not in given
-        if fast and not unsupported_options(self.model, **given):
+        if self._decodes_fast(generate_kwargs):
+            given = {key: value for key, value in generate_kwargs.items() if value is not None}
             with contextlib.ExitStack() as own_session:
                 decoder = self._decoding_session() or own_session.enter_context(FastDecoder(self.model))
                 return decoder.generate(**model_inputs, **given).clone()  # a normal tensor: edited in place below
@@ -323,6 +351,11 @@ class ZhenTranslationPipeline(Pipeline):
                 record["translation_token_ids"] = ids
             records.append(record)
         return records
+
+
+def _call_options(kwargs: dict) -> dict:
+    """A call's keyword arguments without those `Pipeline.__call__` itself takes."""
+    return {key: value for key, value in kwargs.items() if key not in ("batch_size", "num_workers")}
 
 
 def _is_blank(text) -> bool:
