@@ -119,6 +119,26 @@ def test_defaults_and_unforced_start_equal_generate():
     assert_same_as_generate(model, input_ids[:1], None, forced_bos_token_id=ZH, max_new_tokens=5)
 
 
+@pytest.mark.parametrize("forced", [{"forced_bos_token_id": ZH}, {}])
+def test_beam_search_runs_its_shared_first_steps_once_per_sentence(forced, monkeypatch):
+    """Up to the first token chosen, the beams of a sentence have one history: the decoder runs one row per sentence
+    for those steps (two with a forced language code, else one), then every beam, with `generate`'s tokens."""
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    rows, step = [], fast_generation.DecoderSteps.step
+
+    def counting_step(self, tokens, position):
+        rows.append(len(tokens))
+        return step(self, tokens, position)
+
+    monkeypatch.setattr(fast_generation.DecoderSteps, "step", counting_step)
+    for max_new_tokens in (1, 2, 6):
+        rows.clear()
+        assert_same_as_generate(model, input_ids, attention_mask, num_beams=3, max_new_tokens=max_new_tokens, **forced)
+        shared = min(2 if forced else 1, max_new_tokens)
+        assert rows[:shared] == [5] * shared and set(rows[shared:]) <= {15}, (max_new_tokens, rows)
+
+
 @pytest.mark.parametrize("num_beams", [1, 4])
 def test_trained_model_translations_equal_generate(tiny_model, tiny_tokenizer, tiny_pairs, num_beams):
     """On a model that really translates, outputs end on `</s>` at different lengths: padding and stopping count."""

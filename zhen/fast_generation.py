@@ -18,7 +18,8 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
   criteria, masks or output capturing; rows (greedy) and sentences (beam search) that have finished leave the batch,
   where `generate` computes them to the end of the longest; argmax and top-k found from block maxima (CPU
   `argmax`/`topk` over a 32k vocabulary are several times slower than `amax`); the LM head skipped on the step whose
-  token is forced;
+  token is forced; beam search's first steps, while the beams of a sentence share one history, run one row per
+  sentence;
 - within a [`FastDecoder`] session (what `zhen.translate` and the translation pipeline open), the projections of
   encoder and decoder and the LM head multiply by session copies of their weights chosen for the machine
   (`zhen.hardware`): bf16 copies packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX,
@@ -469,19 +470,20 @@ class StaticDecodingCache:
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
         self.spare: list[torch.Tensor] | None = None
+        self.names = ("keys", "values")  # of the memory the caches are in
         self.position = 0
         # Static shapes ([`StaticDecoderSteps`]): the step writes at the position this tensor holds and attends over
         # the whole cache, masked; the cache is zeroed (a masked score of garbage could be NaN) and never reallocated.
         self.write_position: torch.Tensor | None = None
 
-    def allocate(self, rows: int, max_length: int):
-        self.rows, self.max_length = rows, max_length
+    def allocate(self, rows: int, max_length: int, names: tuple[str, str] = ("keys", "values")):
+        self.rows, self.max_length, self.names = rows, max_length, names
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
         if self.keys[layer_idx] is None:  # (rows, heads, max_length, head_dim), in the dtype the layer computes in
             shape = (self.rows, key.shape[1], self.max_length, key.shape[3])
-            self.keys[layer_idx] = self.new_cache(("keys", layer_idx), key, shape)
-            self.values[layer_idx] = self.new_cache(("values", layer_idx), value, shape)
+            self.keys[layer_idx] = self.new_cache((self.names[0], layer_idx), key, shape)
+            self.values[layer_idx] = self.new_cache((self.names[1], layer_idx), value, shape)
         if self.write_position is not None:
             self.keys[layer_idx].index_copy_(2, self.write_position, key)
             self.values[layer_idx].index_copy_(2, self.write_position, value)
@@ -497,6 +499,16 @@ class StaticDecodingCache:
 
     def get_seq_length(self) -> int:
         return self.position
+
+    def expand(self, rows: torch.LongTensor, length: int):
+        """Make row `i` the history of row `rows[i]` in caches of `len(rows)` rows, in the memory named "keys" and
+        "values" (the caches so far are in other memory)."""
+        for caches, name in zip((self.keys, self.values), ("keys", "values")):
+            for i, cache in enumerate(caches):
+                shape = (len(rows), *cache.shape[1:])
+                caches[i] = self.workspace.empty((name, i), shape, cache.dtype, cache.device)
+                torch.index_select(cache[:, :, :length], 0, rows, out=caches[i][:, :, :length])
+        self.rows, self.names = len(rows), ("keys", "values")
 
     def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
         """Drop every row but `rows` (and every source but `sentences`'), both ascending: what finished needs no more
@@ -574,7 +586,11 @@ class DecoderSteps:
     `step(tokens, position)` embeds `tokens` (one per row; rows are `batch * num_beams`, beams of a sentence
     adjacent), runs every `ZhenDecoderLayer` and returns the hidden state after the final norm; `logits` applies the
     LM head; `reorder(rows, length)` makes row `i` continue the history of row `rows[i]` (beam search).
+    `one_row_per_sentence()` before the first step runs one row per sentence until `expand(rows, length)` (beam
+    search's first steps, where the beams of a sentence share their history).
     """
+
+    shares_first_steps = True
 
     def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int,
                  attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None):  # fmt: skip
@@ -631,6 +647,15 @@ class DecoderSteps:
     def reorder(self, rows: torch.LongTensor, length: int):
         self.cache.reorder(rows, length)
 
+    def one_row_per_sentence(self):
+        self.rows = len(self.source_bias)
+        self.cache.allocate(self.rows, self.cache.max_length, names=("shared keys", "shared values"))
+
+    def expand(self, rows: torch.LongTensor, length: int):
+        """Go on with row `i` continuing the history of sentence `rows[i]`."""
+        self.cache.expand(rows, length)
+        self.rows = len(rows)
+
     def keep(self, sentences: torch.LongTensor, length: int):
         """Go on decoding only `sentences` (indices into the current batch), with all their beams."""
         beams = self.rows // len(self.source_bias)
@@ -647,6 +672,8 @@ class StaticDecoderSteps(DecoderSteps):
     runs over the whole preallocated cache under a mask of the positions written so far (masked scores weigh exactly
     0); the step writes its keys and values at the position a tensor holds. Rows leaving the batch change the
     shapes: the graph is captured again. Without `cuda_graph` the same computation runs eagerly, on any device."""
+
+    shares_first_steps = False  # its cache is zeroed and written at a position tensor: it keeps its rows
 
     def __init__(self, *args, cuda_graph: bool, **kwargs):
         super().__init__(*args, **kwargs)
@@ -795,9 +822,16 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
     row_offset = torch.arange(B, device=device)[:, None] * K
     active = torch.arange(B, device=device)  # the sentences the decoder runs; the others' results are final
     results, result_lengths = finished_sequences.clone(), finished_lengths.clone()
+    # Up to the first token chosen, the beams of a sentence have one history: one row per sentence computes it.
+    first_choice = 2 if _forced_token(1, max_length, forced_bos, forced_eos) is not None else 1
+    shared = decoder.shares_first_steps
+    if shared:
+        decoder.one_row_per_sentence()
 
     for cur_len in range(1, max_length):
-        hidden_states = decoder.step(running[:, :, cur_len - 1].reshape(-1), cur_len - 1)
+        shared = shared and cur_len <= first_choice
+        tokens = running[:, 0, cur_len - 1] if shared else running[:, :, cur_len - 1].reshape(-1)
+        hidden_states = decoder.step(tokens, cur_len - 1)
         forced = _forced_token(cur_len, max_length, forced_bos, forced_eos)
         if forced is not None:
             log_probs = torch.full((B * K, decoder.vocab_size), -math.inf, device=device)
@@ -807,6 +841,8 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
             log_probs = torch.log_softmax(logits, dim=-1, out=logits)  # in place: no second logits-sized tensor
             if eos is not None and cur_len - 1 < min_new_tokens:
                 log_probs[:, eos] = -math.inf
+            if shared:
+                log_probs = log_probs.repeat_interleave(K, dim=0)
         vocab = log_probs.shape[-1]
         log_probs = log_probs.view(B, K, vocab).add_(running_scores[:, :, None]).view(B, K * vocab)
 
@@ -851,7 +887,10 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
         can_improve = can_improve & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
         if not (can_improve.any() and not (is_finished.all() and early_stopping is True) and not ends.all()):
             break
-        decoder.reorder(parent_rows, cur_len)
+        if not shared:
+            decoder.reorder(parent_rows, cur_len)
+        elif cur_len == first_choice:  # the beams' histories part from here on
+            decoder.expand(parent_rows // K, cur_len)
 
         # Sentences that cannot improve (or, with early stopping, are full) keep their finished set from here on.
         done = ~can_improve[:, 0] | (is_finished.all(-1) & (early_stopping is True))
