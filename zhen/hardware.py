@@ -190,6 +190,8 @@ def report() -> str:
         + " on the CPU"
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
+        f"Greedy translation on the CPU decodes {decoding_streams('cpu')} batch(es) at once (decoding streams), "
+        "beam search one",
     ]  # fmt: skip
     return "\n".join(lines)
 
