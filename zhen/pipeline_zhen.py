@@ -286,8 +286,8 @@ class ZhenTranslationPipeline(Pipeline):
 
     def _generate(self, model_inputs: dict, generate_kwargs: dict) -> torch.LongTensor:
         """zhen's fast decoder where it implements every option given, else `model.generate`."""
-        if self._decodes_fast(generate_kwargs):
-            given = {key: value for key, value in generate_kwargs.items() if value is not None}
+        given = {key: value for key, value in generate_kwargs.items() if value is not None}
+        if self._decodes_fast(given):
             with contextlib.ExitStack() as own_session:
                 decoder = self._decoding_session() or own_session.enter_context(FastDecoder(self.model))
                 return decoder.generate(**model_inputs, **given).clone()  # a normal tensor: edited in place below
