@@ -477,13 +477,12 @@ def test_an_error_in_a_stream_reaches_the_caller_and_leaves_the_model_as_it_was(
     assert_same_as_generate(model, input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=4)
 
 
-def test_decoding_streams_follow_the_device_the_search_and_the_threads():
+def test_decoding_streams_follow_the_device_and_the_threads():
     threads = torch.get_num_threads()
     try:
         for count, streams in [(1, 1), (2, 2), (3, 3), (16, hardware.MAX_DECODING_STREAMS)]:
             torch.set_num_threads(count)
             assert hardware.decoding_streams("cpu") == streams
-            assert hardware.decoding_streams("cpu", num_beams=4) == 1
             assert hardware.decoding_streams("cuda") == 1
     finally:
         torch.set_num_threads(threads)

@@ -59,7 +59,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
     assert "through packed batches and the fused loss" in out
-    assert f"decodes {hardware.decoding_streams('cpu')} batch(es) at once" in out
+    assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
     assert "torch 2." in out and "transformers 5." in out
     with hardware.forced(cpu_bf16="emulated", onednn_packing="on", cuda=False):
         env.main([])

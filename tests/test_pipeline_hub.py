@@ -134,7 +134,7 @@ def test_calls_from_two_threads_each_translate_in_their_own_session(translator, 
 
 def test_a_list_is_batched_longest_first_and_returned_in_input_order(translator, generate_calls, tiny_pairs,
                                                                       monkeypatch):  # fmt: skip
-    monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device, num_beams=1: 1)  # batches in turn
+    monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device: 1)  # batches in turn
     texts = sorted((en for en, _ in tiny_pairs[:7]), key=lambda text: (len(text) % 3, text))  # lengths mixed
     one_by_one = [translator(text)[0] for text in texts]
     generate_calls.clear()
@@ -147,8 +147,8 @@ def test_a_list_is_batched_longest_first_and_returned_in_input_order(translator,
 
 @pytest.mark.parametrize("num_beams", [1, 2])
 def test_a_list_is_translated_in_streams_within_the_call_session(translator, tiny_pairs, monkeypatch, num_beams):
-    """Greedy list calls on a CPU decode `decoding_streams` batches at once, in the call's one session: the results
-    are those of one stream with the same threads each. Beam search decodes one batch at a time."""
+    """List calls on a CPU decode `decoding_streams` batches at once, in the call's one session: the results are
+    those of one stream with the same threads each; options only `generate` implements decode in the caller."""
     import threading
 
     from zhen.fast_generation import FastDecoder
@@ -157,11 +157,11 @@ def test_a_list_is_translated_in_streams_within_the_call_session(translator, tin
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device, num_beams=1: 1)
+        monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device: 1)
         one_stream = translator(texts, batch_size=2, num_beams=num_beams)
     finally:
         torch.set_num_threads(threads)
-    monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device, num_beams=1: 2 if num_beams == 1 else 1)
+    monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device: 2)
     opened, decoding_threads = [], set()
     enter, generate = FastDecoder.__enter__, FastDecoder.generate
     monkeypatch.setattr(FastDecoder, "__enter__", lambda self: opened.append(self) or enter(self))
@@ -173,9 +173,17 @@ def test_a_list_is_translated_in_streams_within_the_call_session(translator, tin
     monkeypatch.setattr(FastDecoder, "generate", spy)
     assert translator(["", *texts], batch_size=2, num_beams=num_beams) == [{"translation_text": ""}, *one_stream]
     assert len(opened) == 1  # the call's session, shared by its streams
-    in_streams = threading.get_ident() not in decoding_threads and len(decoding_threads) == 2
-    assert in_streams if num_beams == 1 else decoding_threads == {threading.get_ident()}
+    assert threading.get_ident() not in decoding_threads and len(decoding_threads) == 2
     assert type(translator.model.lm_head) is torch.nn.Linear
+    generating_threads, model_generate = set(), translator.model.generate
+
+    def generate_spy(*args, **kwargs):
+        generating_threads.add(threading.get_ident())
+        return model_generate(*args, **kwargs)
+
+    monkeypatch.setattr(translator.model, "generate", generate_spy)
+    translator(texts, batch_size=2, num_beams=num_beams, repetition_penalty=1.2)  # only `generate` implements it
+    assert generating_threads == {threading.get_ident()}
 
 
 def test_blank_inputs_from_a_generator_are_batched_with_the_others(translator, tiny_pairs):

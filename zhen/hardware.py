@@ -150,13 +150,12 @@ def packing_pays(device: torch.device | str) -> bool:
 MAX_DECODING_STREAMS = 4
 
 
-def decoding_streams(device: torch.device | str, num_beams: int = 1) -> int:
-    """How many batches `zhen.translate` decodes at once on `device` ([`zhen.fast_generation.FastDecoder.map`]): in
-    greedy search on a CPU, one per PyTorch thread, at most `MAX_DECODING_STREAMS` (the streams share the Python
-    interpreter), each with its share of the threads; else one. Beam search gains little from streams on a CPU for
-    much more memory (each stream keeps its own caches), and on a GPU a batch already keeps it busy (measured:
-    README, Performance)."""
-    if torch.device(device).type != "cpu" or num_beams > 1:
+def decoding_streams(device: torch.device | str) -> int:
+    """How many batches `zhen.translate` decodes at once on `device` ([`zhen.fast_generation.FastDecoder.map`]): on a
+    CPU one per PyTorch thread, at most `MAX_DECODING_STREAMS` (the streams share the Python interpreter), each with
+    its share of the threads and its own caches; on a GPU one, which a batch already keeps busy (measured: README,
+    Performance)."""
+    if torch.device(device).type != "cpu":
         return 1
     return max(1, min(torch.get_num_threads(), MAX_DECODING_STREAMS))
 
@@ -190,8 +189,8 @@ def report() -> str:
         + " on the CPU"
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
-        f"Greedy translation on the CPU decodes {decoding_streams('cpu')} batch(es) at once (decoding streams), "
-        "beam search one",
+        f"zhen.translate and the pipeline decode {decoding_streams('cpu')} batch(es) at once on the CPU (decoding "
+        "streams)",
     ]  # fmt: skip
     return "\n".join(lines)
 

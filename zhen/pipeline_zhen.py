@@ -197,12 +197,11 @@ class ZhenTranslationPipeline(Pipeline):
 
     def _translate_in_streams(self, texts: list, **kwargs) -> list:
         """The pipeline's results for `texts`; where zhen's fast decoder runs the call and `decoding_streams` gives
-        more than one stream (greedy search on a CPU, as `zhen.translate`), its batches are translated that many at
-        once, each in its own thread, all in the call's decoding session."""
+        more than one stream (on a CPU, as for `zhen.translate`), its batches are translated that many at once, each
+        in its own thread, all in the call's decoding session."""
         batch_size = kwargs.get("batch_size") or self._batch_size or 1
         options = {**self._forward_params, **self._sanitize_parameters(**_call_options(kwargs))[1]}
-        beams = options.get("num_beams") or self.model.generation_config.num_beams or 1
-        streams = decoding_streams(self.device, beams) if self._decodes_fast(options) else 1
+        streams = decoding_streams(self.device) if self._decodes_fast(options) else 1
         if streams <= 1 or len(texts) <= batch_size:
             return super().__call__(texts, **kwargs)
         decoder = self._decoding_session()

@@ -193,9 +193,9 @@ def translate(
             Called as `on_truncate(index, num_tokens, limit)` for each truncated text instead of logging a warning.
         streams (`int`, *optional*):
             Batches decoded at once, each in its own thread with its share of PyTorch's threads
-            ([`zhen.fast_generation.FastDecoder.map`]). Defaults to [`zhen.hardware.decoding_streams`]: in greedy
-            search on a CPU one per thread, at most 4; else 1. Options that only `model.generate` implements decode
-            one batch at a time.
+            ([`zhen.fast_generation.FastDecoder.map`]). Defaults to [`zhen.hardware.decoding_streams`]: on a CPU one
+            per thread, at most 4; on a GPU 1. Each stream keeps its own caches. Options that only `model.generate`
+            implements decode one batch at a time.
         generate_kwargs:
             Passed to `model.generate`, e.g. `no_repeat_ngram_size=3`, `length_penalty=1.0`, `do_sample=True`.
 
@@ -257,8 +257,7 @@ def translate(
             if decoder is None:
                 results = map(translate_batch, batches)
             else:
-                beams = generate_kwargs.get("num_beams") or model.generation_config.num_beams or 1
-                streams = streams or hardware.decoding_streams(model.device, beams)
+                streams = streams or hardware.decoding_streams(model.device)
                 results = decoder.map(translate_batch, batches, streams)
             if progress:
                 from tqdm.auto import tqdm
