@@ -452,6 +452,9 @@ AttentionInterface.register(DECODING_ATTENTION, session_attention)
 AttentionMaskInterface.register(DECODING_ATTENTION, session_mask)
 
 
+CACHE_MEMORY = ("keys", "values")  # the names of the memory the self-attention caches are kept in
+
+
 class StaticDecodingCache:
     """The cache of a decoding run, as `ZhenAttention` reads and writes it (the `EncoderDecoderCache` interface):
     `self_attention_cache.update(key, value, layer)` writes the step's keys/values in place at `position` and returns
@@ -470,13 +473,13 @@ class StaticDecodingCache:
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
         self.spare: list[torch.Tensor] | None = None
-        self.names = ("keys", "values")  # of the memory the caches are in
+        self.names = CACHE_MEMORY  # of the memory the caches are in
         self.position = 0
         # Static shapes ([`StaticDecoderSteps`]): the step writes at the position this tensor holds and attends over
         # the whole cache, masked; the cache is zeroed (a masked score of garbage could be NaN) and never reallocated.
         self.write_position: torch.Tensor | None = None
 
-    def allocate(self, rows: int, max_length: int, names: tuple[str, str] = ("keys", "values")):
+    def allocate(self, rows: int, max_length: int, names: tuple[str, str] = CACHE_MEMORY):
         self.rows, self.max_length, self.names = rows, max_length, names
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -501,14 +504,14 @@ class StaticDecodingCache:
         return self.position
 
     def expand(self, rows: torch.LongTensor, length: int):
-        """Make row `i` the history of row `rows[i]` in caches of `len(rows)` rows, in the memory named "keys" and
-        "values" (the caches so far are in other memory)."""
-        for caches, name in zip((self.keys, self.values), ("keys", "values")):
+        """Make row `i` the history of row `rows[i]` in caches of `len(rows)` rows, in the memory named
+        `CACHE_MEMORY` (the caches so far are in other memory)."""
+        for caches, name in zip((self.keys, self.values), CACHE_MEMORY):
             for i, cache in enumerate(caches):
                 shape = (len(rows), *cache.shape[1:])
                 caches[i] = self.workspace.empty((name, i), shape, cache.dtype, cache.device)
                 torch.index_select(cache[:, :, :length], 0, rows, out=caches[i][:, :, :length])
-        self.rows, self.names = len(rows), ("keys", "values")
+        self.rows, self.names = len(rows), CACHE_MEMORY
 
     def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
         """Drop every row but `rows` (and every source but `sentences`'), both ascending: what finished needs no more
@@ -537,7 +540,7 @@ class StaticDecodingCache:
                 history = cache[:, :, :length]
                 history.index_copy_(0, moved, history.index_select(0, sources))
             return
-        if self.spare is None:  # the first swap: `caches` are in the memory named "keys" and "values"
+        if self.spare is None:  # the first swap: `caches` are in the memory named `CACHE_MEMORY`
             self.spare = [self.workspace.empty(("spare", i), c.shape, c.dtype, c.device) for i, c in enumerate(caches)]
         for cache, spare in zip(caches, self.spare):
             torch.index_select(cache[:, :, :length], 0, rows, out=spare[:, :, :length])
