@@ -6,6 +6,8 @@ Transformers 4's `TranslationPipeline` did with a Marian model, on a trained che
                                  `model.generate` on the model in bf16 or float32 (v4's pipeline batching; the ratio is
                                  to the faster of the two, Marian's best PyTorch configuration on the machine)
   pipeline                       `ZhenTranslationPipeline(...)(texts, batch_size=...)`
+  pipeline-lazy                  the same pipeline given a generator of the texts (as a dataset is given), its
+                                 results iterated
   translate                      `zhen.translate(texts, model, tokenizer, batch_size=...)`
 
 Every system gets the same texts and the same length limit (`zhen.pipeline_zhen.default_max_new_tokens`); each runs
@@ -27,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import checkpoint_parser, cpu_description, print_table  # noqa: E402
 
 
-SYSTEMS = ("generate-bf16", "generate-fp32", "pipeline", "translate")
+SYSTEMS = ("generate-bf16", "generate-fp32", "pipeline", "pipeline-lazy", "translate")
 
 
 def main(argv=None):
@@ -64,6 +66,9 @@ def main(argv=None):
         "pipeline": lambda texts, src, tgt, beams: pipe(
             texts, src_lang=src, tgt_lang=tgt, num_beams=beams, batch_size=args.batch_size
         ),  # fmt: skip
+        "pipeline-lazy": lambda texts, src, tgt, beams: list(
+            pipe((text for text in texts), src_lang=src, tgt_lang=tgt, num_beams=beams, batch_size=args.batch_size)
+        ),
         "translate": lambda texts, src, tgt, beams: translate(
             texts, model, tokenizer, src_lang=src, tgt_lang=tgt, num_beams=beams, batch_size=args.batch_size
         ),  # fmt: skip

@@ -94,8 +94,8 @@ def test_blank_inputs_give_empty_translations_without_the_model(translator, gene
 
 
 def test_one_call_decodes_all_its_batches_in_one_session(translator, tiny_pairs, monkeypatch):
-    """Session weights are made once per call, not per batch, and the model is as it was after the call; batches a
-    generator's lazy iteration translates after the call has returned open their own."""
+    """Session weights are made once per call, not per batch, and the model is as it was after the call; a generator's
+    texts are translated in lists read ahead, one session each."""
     from zhen.fast_generation import FastDecoder
 
     opened, enter = [], FastDecoder.__enter__
@@ -106,7 +106,9 @@ def test_one_call_decodes_all_its_batches_in_one_session(translator, tiny_pairs,
     opened.clear()
     assert translator(texts, batch_size=2) == one_by_one and len(opened) == 1
     assert translator(["", *texts], batch_size=2) == [{"translation_text": ""}, *one_by_one] and len(opened) == 2
-    assert [r[0] for r in translator((text for text in texts), batch_size=2)] == one_by_one and len(opened) == 2 + 3
+    monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device: 1)
+    monkeypatch.setattr(pipeline_zhen, "LAZY_BATCHES_PER_STREAM", 2)  # lists of 4 texts: 5 texts in two
+    assert [r[0] for r in translator((text for text in texts), batch_size=2)] == one_by_one and len(opened) == 2 + 2
     assert type(translator.model.lm_head) is torch.nn.Linear
     assert translator.model.config._attn_implementation != "zhen_decoding"
 
@@ -184,6 +186,63 @@ def test_a_list_is_translated_in_streams_within_the_call_session(translator, tin
     monkeypatch.setattr(translator.model, "generate", generate_spy)
     translator(texts, batch_size=2, num_beams=num_beams, repetition_penalty=1.2)  # only `generate` implements it
     assert generating_threads == {threading.get_ident()}
+
+
+class _Texts(torch.utils.data.Dataset):
+    """A map-style dataset of texts, as `KeyDataset(dataset, "text")` is."""
+
+    def __init__(self, texts):
+        self.texts = texts
+
+    def __len__(self):
+        return len(self.texts)
+
+    def __getitem__(self, i):
+        return self.texts[i]
+
+
+@pytest.mark.parametrize("streams", [1, 2])
+def test_generators_and_datasets_are_read_ahead_and_translated_in_streams(translator, tiny_pairs, monkeypatch,
+                                                                           streams):  # fmt: skip
+    """Lazy inputs are translated `LAZY_BATCHES_PER_STREAM` batches per stream at a time, each list read ahead in its
+    own session (in streams, longest first), results in input order, and no session open while the caller holds a
+    result: the loop may translate other texts."""
+    from zhen.fast_generation import FastDecoder, _lock_of
+
+    texts = [en for en, _ in tiny_pairs[:7]] + ["", tiny_pairs[0][0]]
+    expected = [[record] for record in translator(texts, batch_size=2)]
+    monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device: streams)
+    monkeypatch.setattr(pipeline_zhen, "LAZY_BATCHES_PER_STREAM", 1)
+    window = 2 * streams
+    opened, enter = [], FastDecoder.__enter__
+    monkeypatch.setattr(FastDecoder, "__enter__", lambda self: opened.append(self) or enter(self))
+    read = []
+
+    def generator():
+        for text in texts:
+            read.append(text)
+            yield text
+
+    results = []
+    for result in translator(generator(), batch_size=2):
+        if not results:
+            assert len(read) == window  # one list read ahead, not the whole generator
+        lock = _lock_of(translator.model)
+        assert lock.acquire(blocking=False), "a session is open while the caller holds a result"
+        lock.release()
+        assert translator(texts[0]) == expected[0]  # the caller may translate while iterating
+        results.append(result)
+    assert results == expected
+    assert len(opened) == -(-len(texts) // window) + len(texts)  # one per list, and the caller's own calls
+    assert list(translator(_Texts(texts), batch_size=2)) == expected
+    assert list(translator(_Texts([]), batch_size=2)) == []
+
+
+def test_a_generator_with_options_only_generate_implements_is_translated_by_generate(translator, tiny_pairs):
+    texts = [en for en, _ in tiny_pairs[:3]]
+    expected = translator(texts, batch_size=2, repetition_penalty=1.2)
+    lazy = translator((text for text in texts), batch_size=2, repetition_penalty=1.2)
+    assert type(lazy).__name__ == "PipelineIterator" and [r[0] for r in lazy] == expected
 
 
 def test_blank_inputs_from_a_generator_are_batched_with_the_others(translator, tiny_pairs):
