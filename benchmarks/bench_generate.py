@@ -14,8 +14,8 @@ Systems (`--systems`, comma-separated):
                                     zhen.quantization
   zhen-fastplain-fp32               the same session with the model's own weights (`weights="plain"`)
   zhen-streams-{fp32,bf16,int8}     the default session decoding several batches at once, each in its own thread
-                                    (`FastDecoder.map` with `zhen.hardware.decoding_streams`): what zhen.translate
-                                    does
+                                    (`FastDecoder.map` with `zhen.hardware.decoding_streams`), longest batches
+                                    first: what zhen.translate does
   zhen-nographs-{fp32,bf16}         the same session without CUDA graphs (`cuda_graphs=False`): what they gain on a GPU
   ct2-marian-{float32,int8}         CTranslate2 on the Marian model converted by its Transformers converter
   ct2-zhen-{float32,int8}           CTranslate2 on the zhen model converted by zhen.convert_ctranslate2
@@ -108,8 +108,13 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
             )  # fmt: skip
 
         def all_batches(batches, beams, n):
-            streams = decoding_streams(device) if kind == "streams" else 1
-            return list(decoder.map(lambda b: one_batch(b, beams, n), batches, streams))
+            if kind != "streams":
+                return list(decoder.map(lambda b: one_batch(b, beams, n), batches))
+            # As zhen.translate does: longest batches first, so that no stream is left alone with the longest at the
+            # end; outputs in the given order.
+            order = sorted(range(len(batches)), key=lambda i: -batches[i]["input_ids"].numel())
+            outputs = decoder.map(lambda i: one_batch(batches[i], beams, n), order, decoding_streams(device))
+            return [output for _, output in sorted(zip(order, outputs), key=lambda pair: pair[0])]
 
         return all_batches
 
