@@ -9,7 +9,9 @@ import sys
 
 import pytest
 import torch
+from datasets import Dataset
 from transformers import pipeline
+from transformers.pipelines.pt_utils import KeyDataset
 from transformers.testing_utils import CaptureLogger
 from transformers.tokenization_utils_base import TruncationStrategy
 from transformers.utils import logging
@@ -188,19 +190,6 @@ def test_a_list_is_translated_in_streams_within_the_call_session(translator, tin
     assert generating_threads == {threading.get_ident()}
 
 
-class _Texts(torch.utils.data.Dataset):
-    """A map-style dataset of texts, as `KeyDataset(dataset, "text")` is."""
-
-    def __init__(self, texts):
-        self.texts = texts
-
-    def __len__(self):
-        return len(self.texts)
-
-    def __getitem__(self, i):
-        return self.texts[i]
-
-
 @pytest.mark.parametrize("streams", [1, 2])
 def test_generators_and_datasets_are_read_ahead_and_translated_in_streams(translator, tiny_pairs, monkeypatch,
                                                                            streams):  # fmt: skip
@@ -234,8 +223,8 @@ def test_generators_and_datasets_are_read_ahead_and_translated_in_streams(transl
         results.append(result)
     assert results == expected
     assert len(opened) == -(-len(texts) // window) + len(texts)  # one per list, and the caller's own calls
-    assert list(translator(_Texts(texts), batch_size=2)) == expected
-    assert list(translator(_Texts([]), batch_size=2)) == []
+    assert list(translator(KeyDataset(Dataset.from_dict({"en": texts}), "en"), batch_size=2)) == expected
+    assert list(translator((text for text in []), batch_size=2)) == []
 
 
 def test_a_generator_with_options_only_generate_implements_is_translated_by_generate(translator, tiny_pairs):
