@@ -19,6 +19,9 @@ Systems (`--systems`, comma-separated):
   zhen-nographs-{fp32,bf16}         the same session without CUDA graphs (`cuda_graphs=False`): what they gain on a GPU
   ct2-marian-{float32,int8}         CTranslate2 on the Marian model converted by its Transformers converter
   ct2-zhen-{float32,int8}           CTranslate2 on the zhen model converted by zhen.convert_ctranslate2
+  ct2streams-zhen-{float32,int8}    the same, decoding as many batches at once as zhen's streams (CTranslate2's
+                                    `inter_threads`, one intra-op share each; batches submitted asynchronously,
+                                    longest first): CTranslate2's own answer to several batches on several cores
 
 Each system runs in its own process; with `--rounds N` the systems take turns N times and each keeps its best round.
 Prints a markdown table per (size, beams), then one JSON line with everything.
@@ -70,14 +73,32 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
     """Returns `generate(batches, num_beams, new_tokens) -> [ids of each batch]` for one system."""
     family, kind, precision = system.split("-")
     torch.manual_seed(0)
-    if family == "ct2":
+    if family in ("ct2", "ct2streams"):
         from zhen.convert_ctranslate2 import CTranslate2Generator, convert
+        from zhen.hardware import decoding_streams
 
         out = os.path.join(workdir, system)
         if kind == "zhen":
             convert(zhen_model(size, variant, dropout=0.0).eval(), out, quantization=precision, force=True)
         else:
             convert_marian(marian_model(size, dropout=0.0).eval(), out, precision)
+        if family == "ct2streams":
+            streams = decoding_streams(device)
+            threads = dict(inter_threads=streams, intra_threads=max(1, torch.get_num_threads() // streams))
+            translator = CTranslate2Generator(out, compute_type=precision, device=device, **threads)
+
+            def all_batches(batches, beams, n):
+                def submit(b):
+                    return translator.generate(
+                        b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n,
+                        asynchronous=True,
+                    )  # fmt: skip
+
+                order = sorted(range(len(batches)), key=lambda i: -batches[i]["input_ids"].numel())
+                waits = {i: submit(batches[i]) for i in order}
+                return [waits[i]() for i in range(len(batches))]
+
+            return all_batches
         translator = CTranslate2Generator(out, compute_type=precision, device=device)
         return each_batch(
             lambda b, beams, n: translator.generate(

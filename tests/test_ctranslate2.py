@@ -42,6 +42,18 @@ def test_greedy_outputs_equal_pytorch(tmp_path, position_embedding_type, normali
         assert torch.equal(ct2.generate(input_ids, attention_mask, **kwargs), expected)
 
 
+def test_batches_submitted_asynchronously_translate_as_one_by_one(tmp_path):
+    torch.manual_seed(0)
+    model = ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=12)).eval()
+    output = convert(model, tmp_path / "ct2")
+    input_ids, attention_mask = sources(12)
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=12, num_beams=2)
+    expected = [CTranslate2Generator(output).generate(input_ids[i::2], attention_mask[i::2], **kwargs) for i in (0, 1)]
+    parallel = CTranslate2Generator(output, inter_threads=2, intra_threads=1)
+    waits = [parallel.generate(input_ids[i::2], attention_mask[i::2], asynchronous=True, **kwargs) for i in (0, 1)]
+    assert all(torch.equal(wait(), ids) for wait, ids in zip(waits, expected))
+
+
 def test_checkpoint_export_command_translates_like_pytorch(tiny_checkpoint, tiny_model, tiny_tokenizer, tiny_pairs,
                                                             tmp_path):  # fmt: skip
     output = export_main([str(tiny_checkpoint), str(tmp_path / "ct2")])

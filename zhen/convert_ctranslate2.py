@@ -26,6 +26,7 @@ CTranslate2 ranks finished hypotheses by GNMT's `((5 + length) / 6) ** length_pe
 
 import copy
 import os
+from collections.abc import Callable
 
 import torch
 
@@ -243,7 +244,10 @@ class CTranslate2Generator:
         max_new_tokens: int = 64,
         min_new_tokens: int = 0,
         length_penalty: float = 1.0,
-    ) -> torch.LongTensor:
+        asynchronous: bool = False,
+    ) -> torch.LongTensor | Callable[[], torch.LongTensor]:
+        """The ids; with `asynchronous=True`, at once a function that waits for them (batches submitted one after
+        another run in parallel on a translator with `inter_threads > 1`)."""
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         source = [[self.tokens[i] for i in row[mask.bool()].tolist()] for row, mask in zip(input_ids, attention_mask)]
@@ -256,7 +260,13 @@ class CTranslate2Generator:
             min_decoding_length=min_new_tokens,
             length_penalty=length_penalty,
             return_end_token=True,
+            asynchronous=asynchronous,
         )
+        if asynchronous:
+            return lambda: self._ids([result.result() for result in results])
+        return self._ids(results)
+
+    def _ids(self, results) -> torch.LongTensor:
         rows = [[self.start_id] + [self.index[t] for t in result.hypotheses[0]] for result in results]
         width = max(map(len, rows))
         return torch.tensor([row + [self.pad_id] * (width - len(row)) for row in rows])
