@@ -5,12 +5,13 @@ Translates the test set in both directions with the float32 model (zhen.fast_gen
 decoder weights (a `FastDecoder(model, weights="bf16")` session, what `zhen.translate` uses on CPUs with native bf16),
 with its int8 dynamic quantisation (zhen.quantization), and optionally with CTranslate2 float32/int8 exports (`--ct2`);
 each PyTorch system in one decoding session per direction, as `zhen.translate` opens one per call (its sentences/s
-include making the session's weights). Then it scores every system with
-sacreBLEU (`zh` tokenizer into Chinese, `13a` into English) and prints BLEU, chrF, the BLEU change against float32 of
-the same engine, the share of sentences translated identically, and sentences/s. The targets: bf16 within 0.2 BLEU,
-int8 within 0.5. (CTranslate2's beam search normalises scores by GNMT's ((5 + length) / 6)^alpha, not by
-length^alpha as Transformers does, so its beam outputs differ from PyTorch's unless `length_penalty=0`; its greedy
-outputs are equal.)
+include making the session's weights), its batches longest first in `zhen.hardware.decoding_streams` streams, and
+CTranslate2 with as many `inter_threads` (its batches submitted at once), each engine's way to use several cores. Then
+it scores every system with sacreBLEU (`zh` tokenizer into Chinese, `13a` into English) and prints BLEU, chrF, the BLEU
+change against float32 of the same engine, the share of sentences translated identically, and sentences/s. The targets:
+bf16 within 0.2 BLEU, int8 within 0.5. (CTranslate2's beam search normalises scores by GNMT's ((5 + length) / 6)^alpha,
+not by length^alpha as Transformers does, so its beam outputs differ from PyTorch's unless `length_penalty=0`; its
+greedy outputs are equal.)
 
     python benchmarks/bleu_int8.py --model checkpoints/zhen-base --test data/wmt/test.jsonl --num-beams 4 --ct2
 """
@@ -31,20 +32,24 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import print_table  # noqa: E402
 
 
-def translate_ids(generate, tokenizer, texts, src, tgt, batch_size, num_beams, max_new_tokens_for):
-    """Sorted by length, batched, back in input order; `generate(input_ids, attention_mask, **kw) -> ids`."""
+def translate_ids(translate_batches, tokenizer, texts, src, tgt, batch_size, num_beams, max_new_tokens_for):
+    """Sorted longest first, batched, back in input order; `translate_batches([generate kwargs, ...]) -> [ids, ...]`
+    (the batches in parallel where the system decodes several at once)."""
     tokenizer.src_lang, tokenizer.tgt_lang = src, tgt
     ids = tokenizer(texts)["input_ids"]
-    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
+    rows = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    batches = []
+    for batch_rows in rows:
+        batch = tokenizer.pad({"input_ids": [ids[i] for i in batch_rows]}, return_tensors="pt")
+        batches.append(dict(
+            input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+            forced_bos_token_id=tokenizer.get_lang_id(tgt), num_beams=num_beams,
+            max_new_tokens=max_new_tokens_for(max(len(ids[i]) for i in batch_rows)),
+        ))  # fmt: skip
     outputs = [""] * len(ids)
-    for start in range(0, len(order), batch_size):
-        rows = order[start : start + batch_size]
-        batch = tokenizer.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")
-        out = generate(
-            batch["input_ids"], batch["attention_mask"], forced_bos_token_id=tokenizer.get_lang_id(tgt),
-            num_beams=num_beams, max_new_tokens=max_new_tokens_for(max(len(ids[i]) for i in rows)),
-        )  # fmt: skip
-        for i, text in zip(rows, tokenizer.batch_decode(out, skip_special_tokens=True)):
+    for batch_rows, out in zip(rows, translate_batches(batches)):
+        for i, text in zip(batch_rows, tokenizer.batch_decode(out, skip_special_tokens=True)):
             outputs[i] = text
     return outputs
 
@@ -67,6 +72,7 @@ def main(argv=None):
     from zhen.data import load_parallel
     from zhen.evaluation import parallel_columns, score
     from zhen.fast_generation import FastDecoder
+    from zhen.hardware import decoding_streams
     from zhen.quantization import quantize_dynamic
 
     model = ZhenForConditionalGeneration.from_pretrained(args.model, dtype=torch.float32).eval()
@@ -77,10 +83,15 @@ def main(argv=None):
     def max_new_tokens_for(source_length):
         return max(1, min(int(1.5 * source_length) + 10, 512, table - 1))
 
+    streams = decoding_streams(torch.device("cpu"))
+
     @contextlib.contextmanager
-    def session(model, weights):
+    def session(model, weights):  # as zhen.translate decodes: one session, its batches in decoding streams
         with FastDecoder(model, weights=weights) as decoder:
-            yield decoder.generate
+            yield lambda batches: list(decoder.map(lambda kwargs: decoder.generate(**kwargs), batches, streams))
+
+    def ct2_translate(generator):  # CTranslate2's parallel batches: submitted at once to `inter_threads` workers
+        return lambda batches: [wait() for wait in [generator.generate(**b, asynchronous=True) for b in batches]]
 
     quantized = quantize_dynamic(model)
     systems = {  # (family, weights): opens `generate`; each reduced precision is compared with float32 of its family
@@ -94,8 +105,9 @@ def main(argv=None):
 
         for quantization in ("float32", "int8"):
             out = convert(args.model, os.path.join(workdir.name, quantization), quantization=quantization)
-            generate = CTranslate2Generator(out, compute_type=quantization).generate
-            systems["CTranslate2", quantization] = lambda generate=generate: contextlib.nullcontext(generate)
+            threads = dict(inter_threads=streams, intra_threads=max(1, args.threads // streams))
+            translate = ct2_translate(CTranslate2Generator(out, compute_type=quantization, **threads))
+            systems["CTranslate2", quantization] = lambda translate=translate: contextlib.nullcontext(translate)
 
     rows = []
     for direction in args.directions.split(","):
@@ -103,9 +115,16 @@ def main(argv=None):
         reference = {}
         for (family, weights), system in systems.items():
             start = time.perf_counter()
-            with torch.inference_mode(), system() as generate:
+            with torch.inference_mode(), system() as translate_batches:
                 hypotheses = translate_ids(
-                    generate, tokenizer, columns[src], src, tgt, args.batch_size, args.num_beams, max_new_tokens_for
+                    translate_batches,
+                    tokenizer,
+                    columns[src],
+                    src,
+                    tgt,
+                    args.batch_size,
+                    args.num_beams,
+                    max_new_tokens_for,
                 )
             seconds = time.perf_counter() - start
             result = score(hypotheses, columns[tgt], tgt)
