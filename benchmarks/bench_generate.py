@@ -90,18 +90,13 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
             threads = dict(inter_threads=streams, intra_threads=max(1, torch.get_num_threads() // streams))
             translator = CTranslate2Generator(out, compute_type=precision, device=device, **threads)
 
-            def all_batches(batches, beams, n):
-                def submit(b):
-                    return translator.generate(
-                        b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n,
-                        asynchronous=True,
-                    )  # fmt: skip
+            def submit(b, beams, n):
+                return translator.generate(
+                    b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n,
+                    asynchronous=True,
+                )  # fmt: skip
 
-                order = sorted(range(len(batches)), key=lambda i: -batches[i]["input_ids"].numel())
-                waits = {i: submit(batches[i]) for i in order}
-                return [waits[i]() for i in range(len(batches))]
-
-            return all_batches
+            return longest_first(lambda batches, beams, n: [wait() for wait in [submit(b, beams, n) for b in batches]])
         translator = CTranslate2Generator(out, compute_type=precision, device=device)
         return each_batch(
             lambda b, beams, n: translator.generate(
@@ -132,15 +127,10 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
             )  # fmt: skip
 
         def all_batches(batches, beams, n):
-            if kind != "streams":
-                return list(decoder.map(lambda b: one_batch(b, beams, n), batches))
-            # As zhen.translate does: longest batches first, so that no stream is left alone with the longest at the
-            # end; outputs in the given order.
-            order = sorted(range(len(batches)), key=lambda i: -batches[i]["input_ids"].numel())
-            outputs = decoder.map(lambda i: one_batch(batches[i], beams, n), order, decoding_streams(device))
-            return [output for _, output in sorted(zip(order, outputs), key=lambda pair: pair[0])]
+            streams = decoding_streams(device) if kind == "streams" else 1
+            return list(decoder.map(lambda b: one_batch(b, beams, n), batches, streams))
 
-        return all_batches
+        return longest_first(all_batches) if kind == "streams" else all_batches
 
     def one_generate(b, beams, n):
         return model.generate(
@@ -155,23 +145,24 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
 
 def in_threads(generate, device: str):
     """`generate(batch, num_beams, new_tokens)` on `decoding_streams` batches at once, longest first, each thread with
-    its share of PyTorch's threads; outputs in the given order."""
-    from concurrent.futures import ThreadPoolExecutor
-
+    its share of PyTorch's threads (`zhen.fast_generation.in_streams`); outputs in the given order."""
+    from zhen.fast_generation import in_streams
     from zhen.hardware import decoding_streams
 
-    streams = decoding_streams(device)
-    threads = max(1, torch.get_num_threads() // streams)
+    def all_batches(batches, beams, n):
+        return list(in_streams(lambda b: generate(b, beams, n), batches, decoding_streams(device)))
 
-    def one(b, beams, n):
-        torch.set_num_threads(threads)
-        return generate(b, beams, n)
+    return longest_first(all_batches)
+
+
+def longest_first(decode):
+    """`decode(batches, num_beams, new_tokens)` given the batches longest first, as zhen.translate orders them (no
+    stream is left alone with the longest batch at the end); outputs in the given order."""
 
     def all_batches(batches, beams, n):
         order = sorted(range(len(batches)), key=lambda i: -batches[i]["input_ids"].numel())
-        with ThreadPoolExecutor(streams) as pool:
-            outputs = dict(zip(order, pool.map(lambda i: one(batches[i], beams, n), order)))
-        return [outputs[i] for i in range(len(batches))]
+        outputs = decode([batches[i] for i in order], beams, n)
+        return [output for _, output in sorted(zip(order, outputs), key=lambda pair: pair[0])]
 
     return all_batches
 

@@ -163,25 +163,9 @@ class FastDecoder:
 
     def map(self, function: Callable, batches: Iterable, streams: int = 1) -> Iterator:
         """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
-        (`self.generate`). With `streams > 1`, that many threads take the batches in turn, each running PyTorch with
-        `torch.get_num_threads() // streams` threads of its own: on a CPU a decoding step is many small products and
-        attention over a few rows, which two threads split with little gain, while two batches at once run faster
-        (`benchmarks/bench_generate.py --systems zhen-fast-fp32,zhen-streams-fp32`). Each thread keeps its own
-        memory (its own caches); outputs are those of one stream with the same number of threads."""
-        if streams <= 1:
-            yield from map(function, batches)
-            return
-        threads = max(1, torch.get_num_threads() // streams)
-
-        def decode(batch):
-            torch.set_num_threads(threads)  # this worker thread's own setting
-            return function(batch)
-
-        pool = ThreadPoolExecutor(streams, thread_name_prefix="zhen-decoding")
-        try:
-            yield from pool.map(decode, batches)
-        finally:
-            pool.shutdown(cancel_futures=True)
+        (`self.generate`), in `streams` threads ([`in_streams`]). Each thread keeps its own memory (its own caches);
+        outputs are those of one stream with the same number of threads."""
+        return in_streams(function, batches, streams)
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
@@ -308,6 +292,28 @@ _ENCODING = threading.local()
 
 _LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.Lock]" = weakref.WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()
+
+
+def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
+    """`function(batch)` for each of `batches`, in order. With `streams > 1`, that many threads take the batches in
+    turn, each running PyTorch with `torch.get_num_threads() // streams` threads of its own: on a CPU a decoding step
+    is many small products and attention over a few rows, which two threads split with little gain, while two batches
+    at once run faster (`benchmarks/bench_generate.py --systems zhen-fast-fp32,zhen-streams-fp32`). An error in a
+    stream reaches the caller and cancels the batches not yet started."""
+    if streams <= 1:
+        yield from map(function, batches)
+        return
+    threads = max(1, torch.get_num_threads() // streams)
+
+    def decode(batch):
+        torch.set_num_threads(threads)  # this worker thread's own setting
+        return function(batch)
+
+    pool = ThreadPoolExecutor(streams, thread_name_prefix="zhen-decoding")
+    try:
+        yield from pool.map(decode, batches)
+    finally:
+        pool.shutdown(cancel_futures=True)
 
 
 def _lock_of(model) -> threading.Lock:
