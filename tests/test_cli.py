@@ -104,6 +104,21 @@ def test_translate_output_stays_one_line_per_input(tiny_checkpoint, tmp_path, mo
     assert target.read_text() == "a b\na b\n"
 
 
+@pytest.mark.parametrize("streams", [1, 4])
+def test_translate_reads_files_in_chunks_of_batches_for_every_stream(tiny_checkpoint, tmp_path, monkeypatch, streams):
+    """A file is read a chunk at a time, `hardware.read_ahead_batches(streams)` batches each: at least 8, and 4 per
+    stream where more streams decode."""
+    chunks = []
+    monkeypatch.setattr(translate_command, "translate", lambda chunk, *a, **kw: chunks.append(len(chunk)) or chunk)
+    source, target = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(70)))
+    translate_command.main(["--model", str(tiny_checkpoint), "--tgt", "zh", "-i", str(source), "-o", str(target),
+                            "--device", "cpu", "--no-progress", "--batch-size", "2",
+                            "--streams", str(streams)])  # fmt: skip
+    per_chunk = 2 * max(8, 4 * streams)
+    assert chunks == [per_chunk] * (70 // per_chunk) + [70 % per_chunk] and target.read_text() == source.read_text()
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

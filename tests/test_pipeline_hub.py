@@ -109,7 +109,7 @@ def test_one_call_decodes_all_its_batches_in_one_session(translator, tiny_pairs,
     assert translator(texts, batch_size=2) == one_by_one and len(opened) == 1
     assert translator(["", *texts], batch_size=2) == [{"translation_text": ""}, *one_by_one] and len(opened) == 2
     monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device: 1)
-    monkeypatch.setattr(pipeline_zhen, "LAZY_BATCHES_PER_STREAM", 2)  # lists of 4 texts: 5 texts in two
+    monkeypatch.setattr(pipeline_zhen, "read_ahead_batches", lambda streams: 2)  # lists of 4 texts: 5 texts in two
     assert [r[0] for r in translator((text for text in texts), batch_size=2)] == one_by_one and len(opened) == 2 + 2
     assert type(translator.model.lm_head) is torch.nn.Linear
     assert translator.model.config._attn_implementation != "zhen_decoding"
@@ -193,7 +193,7 @@ def test_a_list_is_translated_in_streams_within_the_call_session(translator, tin
 @pytest.mark.parametrize("streams", [1, 2])
 def test_generators_and_datasets_are_read_ahead_and_translated_in_streams(translator, tiny_pairs, monkeypatch,
                                                                            streams):  # fmt: skip
-    """Lazy inputs are translated `LAZY_BATCHES_PER_STREAM` batches per stream at a time, each list read ahead in its
+    """Lazy inputs are translated `read_ahead_batches(streams)` batches at a time, each list read ahead in its
     own session (in streams, longest first), results in input order, and no session open while the caller holds a
     result: the loop may translate other texts."""
     from zhen.fast_generation import FastDecoder, _lock_of
@@ -201,7 +201,7 @@ def test_generators_and_datasets_are_read_ahead_and_translated_in_streams(transl
     texts = [en for en, _ in tiny_pairs[:7]] + ["", tiny_pairs[0][0]]
     expected = [[record] for record in translator(texts, batch_size=2)]
     monkeypatch.setattr(pipeline_zhen, "decoding_streams", lambda device: streams)
-    monkeypatch.setattr(pipeline_zhen, "LAZY_BATCHES_PER_STREAM", 1)
+    monkeypatch.setattr(pipeline_zhen, "read_ahead_batches", lambda streams: streams)  # a batch per stream
     window = 2 * streams
     opened, enter = [], FastDecoder.__enter__
     monkeypatch.setattr(FastDecoder, "__enter__", lambda self: opened.append(self) or enter(self))

@@ -160,6 +160,17 @@ def decoding_streams(device: torch.device | str) -> int:
     return max(1, min(torch.get_num_threads(), MAX_DECODING_STREAMS))
 
 
+READ_AHEAD_BATCHES_PER_STREAM = 4
+MIN_READ_AHEAD_BATCHES = 8  # enough for sorting by length to pay off
+
+
+def read_ahead_batches(streams: int) -> int:
+    """How many batches of lazily read texts (a generator or dataset given to the pipeline, a file or pipe given to
+    `zhen-translate`) are read ahead and translated together, longest first, by `streams` decoding streams: enough
+    for each stream to take several, so that none is left alone with the longest at the end."""
+    return max(MIN_READ_AHEAD_BATCHES, READ_AHEAD_BATCHES_PER_STREAM * streams)
+
+
 def emulates_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether bfloat16 products on `device` run on PyTorch's emulation (a CPU without bf16 instructions)."""
     return torch.device(device).type == "cpu" and current().cpu_bf16 == "emulated"

@@ -27,6 +27,7 @@ from itertools import islice
 
 from transformers.utils import logging
 
+from ..hardware import decoding_streams, read_ahead_batches
 from ..safe_io import atomic_write, check_output_file
 from ..text_checks import decode_line
 from ..translation import DEFAULT_BATCH_SIZE, load_model_and_tokenizer, translate
@@ -42,8 +43,6 @@ from ._cli import (
 
 
 logger = logging.get_logger("zhen.translate")
-
-LINES_PER_CHUNK = 8  # batches per chunk read from a file or pipe: enough for length-sorting to pay off
 
 
 def parse_args(argv=None):
@@ -113,7 +112,8 @@ def main(argv=None) -> None:
             lines = _stdin_lines()
         target = stack.enter_context(atomic_write(args.output)) if args.output else sys.stdout
         interactive = args.input is None and sys.stdin.isatty()
-        chunk_size = 1 if interactive else args.batch_size * LINES_PER_CHUNK
+        streams = args.streams or decoding_streams(model.device)
+        chunk_size = 1 if interactive else args.batch_size * read_ahead_batches(streams)
         bar = _progress_bar(total) if args.input and args.progress else None
         line_number = 0
         for chunk in read_chunks(lines, chunk_size):
