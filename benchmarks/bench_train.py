@@ -9,11 +9,14 @@ Systems (`--systems`, comma-separated):
   marian-{eager,sdpa}-{fp32,bf16}        MarianMTModel (post-norm, sinusoidal), loss computed from its logits
   zhen-{prenorm,postnorm}-{fp32,bf16}    zhen as zhen-train trains it: `zhen.fast_training.FastTraining` with its
                                          defaults for the device (on a CPU: packed batches, grouped attention, fused
-                                         chunked LM head + loss, CPU modules; on a GPU: the plain model)
+                                         chunked LM head + loss, CPU modules; on a GPU: the plain model, each batch
+                                         shape's forward and backward a replayed CUDA graph)
+  zhen-{prenorm,postnorm}-{fp32,bf16}-graphs   on a GPU, every batch shape in CUDA graphs (not only where faster)
   zhen-{prenorm,postnorm}-{fp32,bf16}-packed   the packed path on any device
   zhen-{prenorm,postnorm}-{fp32,bf16}-logits   the packed path, but computing full logits then the loss, like Marian
   zhen-{prenorm,postnorm}-{fp32,bf16}-plain    the plain model (`model(**batch).loss`), no fast path
-  {marian-*,zhen-*}-compiled             the plain model under `torch.compile(model, dynamic=True)` (warm-up compiles)
+  {marian-*,zhen-*}-compiled             the plain model with each encoder and decoder layer under
+                                         `torch.compile(dynamic=True)` (regional compilation; warm-up compiles)
 bf16 means `torch.autocast(device, torch.bfloat16)` around forward and loss, fp32 master weights.
 
 Reported: target tokens/s, padding fraction, peak RSS, time in the kernel and minor page faults per step (on CPU
@@ -92,14 +95,23 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
             packed = bool({"packed", "logits"} & set(extra))
             fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), packing=packed or None,
                                 fused_loss="logits" not in extra if packed else None,
-                                loss_chunk_size=loss_chunk_size, attention_groups=attention_groups)  # fmt: skip
+                                loss_chunk_size=loss_chunk_size, attention_groups=attention_groups,
+                                cuda_graphs=True if "graphs" in extra else None)  # fmt: skip
     model.to(device).train()
-    if "compiled" in extra:
-        model = torch.compile(model, dynamic=True)
+    if "compiled" in extra:  # one graph serves every layer of a stack: compiles in a fraction of the whole model's time
+        for layer in [*model.model.encoder.layers, *model.model.decoder.layers]:
+            layer.compile(dynamic=True)
     optim = torch.optim.AdamW(model.parameters(), lr=1e-4, **{optimizer: True})
     autocast = torch.autocast(torch.device(device).type, torch.bfloat16, enabled=precision == "bf16")
 
+    graphs = fast.graphs if family == "zhen" and fast is not None else None
+
     def step(batch):
+        if graphs is not None:
+            loss = graphs(model, {key: batch[key] for key in ("input_ids", "attention_mask", "labels")})
+            optim.step()
+            optim.zero_grad(set_to_none=False)  # the graphs add to the same gradients
+            return loss
         with autocast:
             if family == "marian":  # MarianMTModel's own loss has no label smoothing
                 logits = model(
@@ -121,6 +133,7 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
         optim.zero_grad(set_to_none=True)
         return loss.detach()
 
+    step.graphs = graphs
     return step
 
 
@@ -157,6 +170,7 @@ def worker(job: dict) -> dict | list[dict]:
             last_loss=last_loss[system],
             kernel_s=kernel[system][0],  # per step: time in the kernel, mostly paging in fresh memory on CPU
             page_faults=kernel[system][1],
+            graphs=steps[system].graphs.describe() if steps[system].graphs else None,
         )
         for system in systems
     ]
@@ -172,10 +186,11 @@ def best_step_times(steps: dict, warmup: list[dict], measured: list[dict], repea
         for batch in warmup:
             step(to_device(batch, device))
     on_device = [to_device(batch, device) for batch in measured]
-    if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
-        for step in steps.values():
-            for batch in on_device:
-                step(batch)
+    if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape, and zhen's CUDA graphs
+        for step in steps.values():  # decide per shape over its first four batches: time the steady state
+            for _ in range(4):
+                for batch in on_device:
+                    step(batch)
     names = list(steps)
     best, last_loss = {name: [math.inf] * len(on_device) for name in names}, {}
     kernel = {name: [0.0, 0, 0] for name in names}  # system seconds, minor page faults, steps
@@ -281,6 +296,9 @@ def main(argv=None):
                  ("kernel_s", "kernel s/step", ".2f"), ("page_faults", "page faults/step", ".0f"),
                  ("error", "error", "s")],
             )  # fmt: skip
+            for r in rows:
+                if r.get("graphs"):
+                    print(f"{r['system']}: {r['graphs']}")
             results += rows
     info["load1_end"] = round(os.getloadavg()[0], 2)
     info["gemm_gflop_s"] = {k: round(v / 1e9, 1) for k, v in peaks.items()}

@@ -16,6 +16,8 @@ from zhen.fast_training import (
     EmulatedBf16Linear,
     FastTraining,
     LinearCrossEntropy,
+    TrainingGraphs,
+    pad_batch,
 )
 from zhen.packing import length_groups, pack
 
@@ -99,6 +101,99 @@ def test_default_path_follows_what_pays_on_the_device(monkeypatch, pays):
     assert (fast.packing, fast.fused_loss) == (pays, pays)
     assert ("packed batches" in fast.describe()) == pays
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch, num_items_in_batch=50)), plain)
+
+
+@pytest.mark.parametrize("shape", [(16, 16, 24), (8, 9, 8), (6, 8, 8)])
+def test_a_batch_padded_to_a_graph_shape_keeps_its_loss_and_gradients(shape):
+    """Extra rows and columns of a CUDA-graph bucket add nothing: same loss, same gradients, nothing NaN."""
+    batch = padded_batch()
+    model = tiny_model()
+    plain = loss_and_gradients(model, lambda: model(**batch, num_items_in_batch=50).loss)
+    padded = pad_batch(batch, *shape, pad_token_id=PAD)
+    assert padded["input_ids"].shape == padded["attention_mask"].shape == shape[:2]
+    assert padded["labels"].shape == (shape[0], shape[2])
+    assert_same(loss_and_gradients(model, lambda: model(**padded, num_items_in_batch=50).loss), plain)
+
+
+@pytest.mark.parametrize("mixed_precision", ["no", "bf16"])
+def test_training_graphs_step_equals_the_plain_model(mixed_precision):
+    """A CUDA-graph trainer's eager step (each shape's first, and those of shapes that run faster eagerly) adds the
+    plain model's gradients to `.grad`, under the training precision."""
+    batch = padded_batch()
+    model = tiny_model()
+    with torch.autocast("cpu", torch.bfloat16, enabled=mixed_precision == "bf16"):
+        plain = loss_and_gradients(model, lambda: model(**batch).loss)
+    model.zero_grad()
+    graphs = TrainingGraphs(model, torch.bfloat16 if mixed_precision == "bf16" else None, PAD)
+    loss = graphs(model, batch)  # a shape's first batch: an eager step, as on a GPU
+    assert (graphs.eager_steps, graphs.replayed_steps, graphs.shapes[(8, 8, 8, True)].seen) == (1, 0, 1)
+    result = loss, {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
+    if mixed_precision == "no":
+        assert_same(result, plain)
+        return
+    assert_same(result, plain, rtol=5e-2, atol=1e-2)  # bf16 rounding of a differently shaped batch
+    assert loss != model(**batch).loss  # and not float32's
+
+
+def test_training_graphs_keep_their_gradient_tensors():
+    """CUDA graphs add to the gradient tensors they were captured with: `zero_grad(set_to_none=True)` is undone with
+    the same tensors, zeroed; gradients replaced by other tensors stop the run with the fix."""
+    model = tiny_model()
+    graphs = TrainingGraphs(model, None, PAD)
+    graphs._keep_gradients()
+    first = [p.grad for p in model.parameters()]
+    assert all(g is not None and not g.any() for g in first)
+    for g in first:
+        g.fill_(1.0)
+    model.zero_grad(set_to_none=True)
+    graphs._keep_gradients()
+    assert all(p.grad is g and not g.any() for p, g in zip(model.parameters(), first))
+    next(model.parameters()).grad = torch.zeros_like(first[0])
+    with pytest.raises(RuntimeError, match="set_to_none=False"):
+        graphs._keep_gradients()
+
+
+@pytest.mark.parametrize(
+    "device,mixed_precision,options,graphed",
+    [
+        ("cuda", "no", {}, True),
+        ("cuda", "no", {"cuda_graphs": True}, True),
+        ("cuda", "bf16", {}, True),
+        ("cuda", "fp16", {}, False),
+        ("cuda", "bf16", {"cuda_graphs": False}, False),
+        ("cuda", "bf16", {"packing": True, "fused_loss": True}, False),
+        ("cpu", "bf16", {}, False),
+    ],
+)
+def test_cuda_graphs_by_default_for_the_plain_model_on_a_gpu(device, mixed_precision, options, graphed):
+    """Decided from where the model will train (zhen-train switches the path on before Accelerate moves the model),
+    so every branch is forced here on a CPU."""
+    model = tiny_model()
+    fast = FastTraining(model, mixed_precision=mixed_precision, device=device, **options)
+    assert (fast.graphs is not None) == graphed
+    assert ("CUDA graphs" in fast.describe()) == graphed
+    if graphed:
+        assert fast.graphs.always == bool(options.get("cuda_graphs"))
+        assert ("where faster" in fast.describe()) != fast.graphs.always
+    assert (fast.packing, fast.fused_loss) == ((device == "cpu",) * 2 if not options else (fast.packing,) * 2)
+    fast.remove()
+
+
+@pytest.mark.parametrize(
+    "device,mixed_precision,overrides,reason",
+    [
+        ("cpu", "no", {}, "not on a CUDA GPU"),
+        ("cuda", "fp16", {}, "fp16"),
+        ("cuda", "bf16", {"packing": True}, "packed batches"),
+    ],
+)
+def test_cuda_graphs_asked_for_where_they_cannot_run_is_a_clear_error(device, mixed_precision, overrides, reason):
+    model = tiny_model()
+    with pytest.raises(ValueError, match=reason):
+        FastTraining(model, mixed_precision=mixed_precision, device=device, cuda_graphs=True, **overrides)
+    model.gradient_checkpointing_enable()
+    with pytest.raises(ValueError, match="gradient checkpointing"):
+        FastTraining(model, mixed_precision="bf16", device="cuda", cuda_graphs=True)
 
 
 @pytest.mark.parametrize("attention_kernel", ["sdpa", "matmul"])

@@ -96,7 +96,8 @@ def test_fast_training_equals_the_plain_model_on_gpu(tmp_path, batch_device):
 
     plain = loss_and_gradients(lambda: model(**{k: v.cuda() for k, v in batch.items()}).loss)
     default = FastTraining(model)
-    assert default.describe() == "the plain model (padded batches, logits)"  # faster on a GPU: README, Performance
+    # faster on a GPU: README, Performance
+    assert default.describe() == "the plain model (padded batches, logits) in CUDA graphs where faster"
     torch.testing.assert_close(loss_and_gradients(lambda: default.loss(model, batch))[0], plain[0])
     default.remove()
     fast = FastTraining(model, packing=True, fused_loss=True)
@@ -107,6 +108,67 @@ def test_fast_training_equals_the_plain_model_on_gpu(tmp_path, batch_device):
         torch.testing.assert_close(grads[name], plain[1][name], rtol=1e-3, atol=1e-5, msg=name)
     with torch.autocast("cuda", dtype=torch.bfloat16):
         assert torch.isfinite(fast.loss(model, batch))
+
+
+def collated(lengths, seed=0):
+    """A batch as zhen-train's collator gives it, on the CPU: sources and targets of the given lengths."""
+    from zhen.batching import Seq2SeqCollator
+
+    generator = torch.Generator().manual_seed(seed)
+    examples = [
+        {"input_ids": [*torch.randint(6, 64, (s,), generator=generator).tolist(), EOS],
+         "labels": [ZH, *torch.randint(6, 64, (t,), generator=generator).tolist(), EOS]}
+        for s, t in lengths
+    ]  # fmt: skip
+    return Seq2SeqCollator(PAD)(examples)
+
+
+@pytest.mark.parametrize("mixed_precision", ["no", "bf16"])
+@pytest.mark.parametrize("cuda_graphs", [True, None])
+def test_training_in_cuda_graphs_equals_eager_training_on_gpu(tmp_path, mixed_precision, cuda_graphs):
+    """zhen's GPU training step through CUDA graphs trains as the eager plain model does: batches of three shapes
+    give the eager losses step after step and the same weights, whether every shape is replayed (`True`: captured at
+    its first batch) or each keeps what measured faster (the default: eager, eager timed, captured, replayed timed);
+    an optimizer's `zero_grad(set_to_none=True)` is undone."""
+    from zhen.fast_training import FastTraining
+
+    model = model_on_gpu(tmp_path, "sdpa", dropout=0.0).train()
+    eager = copy.deepcopy(model)
+    fast = FastTraining(model, mixed_precision=mixed_precision, cuda_graphs=cuda_graphs)
+    assert fast.graphs is not None and "CUDA graphs" in fast.describe()
+    optimizers = [torch.optim.AdamW(m.parameters(), lr=1e-3, fused=True) for m in (model, eager)]
+    autocast = torch.autocast("cuda", torch.bfloat16, enabled=mixed_precision == "bf16")
+    batches = [collated([(5, 3), (2, 6), (7, 1)]), collated([(20, 9), (3, 3)], 1), collated([(4, 18)] * 17, 2)]
+    tolerance = dict(rtol=1e-4, atol=1e-5) if mixed_precision == "no" else dict(rtol=3e-2, atol=3e-2)
+    passes = 2 if cuda_graphs else 5
+    for i, batch in enumerate(batches * passes):
+        graphed_loss = fast.graphs(model, batch)
+        with autocast:
+            eager_loss = eager(**{k: v.cuda() for k, v in batch.items()}).loss
+        eager_loss.backward()
+        for m, optimizer in zip((model, eager), optimizers):
+            torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=i % 2 == 0)
+        torch.testing.assert_close(graphed_loss, eager_loss.detach(), **tolerance, msg=f"step {i}")
+    shapes = fast.graphs.shapes.values()
+    assert len(shapes) == 3 and fast.graphs.eager_steps + fast.graphs.replayed_steps == 3 * passes - 3
+    if cuda_graphs:
+        assert all(shape.graph is not None for shape in shapes) and fast.graphs.eager_steps == 0
+    else:
+        assert all(shape.replays == (shape.graph is not None) for shape in shapes), fast.graphs.describe()
+    for (name, p), q in zip(model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p, q, rtol=0, atol=5e-3 if mixed_precision == "no" else 2e-2, msg=name)
+
+
+def test_cuda_graph_replays_draw_fresh_dropout(tmp_path):
+    from zhen.fast_training import FastTraining
+
+    model = model_on_gpu(tmp_path, "sdpa", dropout=0.3).train()
+    graphs = FastTraining(model, cuda_graphs=True).graphs
+    batch = collated([(6, 5), (3, 4)])
+    losses = [float(graphs(model, batch)) for _ in range(4)]  # eager (and captured), then three replays
+    assert len(set(losses)) == 4, losses
 
 
 @pytest.mark.parametrize("position_embedding_type", ["sinusoidal", "learned", "rope"])
@@ -178,21 +240,29 @@ def test_dynamic_rope_decodes_without_cuda_graphs(tmp_path):
         FastDecoder(model, cuda_graphs=True)
 
 
-def test_sample_recipe_end_to_end_on_gpu(tmp_path, fresh_accelerator_state):
+def test_sample_recipe_end_to_end_on_gpu(tmp_path, fresh_accelerator_state, monkeypatch):
     """The README's first command (shortened) on a GPU: `--mixed-precision auto` trains in bf16 there, the batches
-    the CPU collates go through the packed fast path on CUDA, and the exported model translates on the GPU with the
-    default decoding session (bf16 session weights, CUDA graphs)."""
+    the CPU collates train the plain model in CUDA graphs on the GPU (decided for the accelerator's device, not for
+    the CPU the model is built on), and the exported model translates on the GPU with the default decoding session
+    (bf16 session weights, CUDA graphs)."""
     from accelerate.state import AcceleratorState
 
     import zhen
+    import zhen.training
     from zhen.commands.train import resolve_config
+    from zhen.fast_training import FastTraining
     from zhen.training import train
     from zhen.translation import load_model_and_tokenizer
+
+    made = []
+    monkeypatch.setattr(zhen.training, "FastTraining", lambda *a, **k: made.append(FastTraining(*a, **k)) or made[-1])
 
     args = ["--output-dir", str(tmp_path), "--max-steps", "8", "--eval-steps", "4", "--save-steps", "8",
             "--eval-bleu-samples", "8", "--mixed-precision", "auto"]  # fmt: skip
     export = train(resolve_config(args))
     assert AcceleratorState().mixed_precision == "bf16" and AcceleratorState().device.type == "cuda"
+    [fast] = made
+    assert not fast.packing and fast.graphs is not None and fast.graphs.shapes
     model, tokenizer = load_model_and_tokenizer(export, device="cuda")
     [output] = zhen.translate(["I like tea."], model=model, tokenizer=tokenizer, src_lang="en", tgt_lang="zh")
     assert isinstance(output, str)

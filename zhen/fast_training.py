@@ -19,6 +19,8 @@ Hardware choices come from `zhen.hardware`, so tests can force each branch on an
 gives back exactly the plain model; `torch.compile` is for the plain model (packed batches change shape every step).
 """
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -208,6 +210,183 @@ class EmulatedBf16Linear(nn.Linear):
 
 
 # --------------------------------------------------------------------------------------------------------------
+# CUDA graphs
+# --------------------------------------------------------------------------------------------------------------
+
+
+GRAPH_MULTIPLE = 8  # a batch's rows and lengths are rounded up to multiples of this: fewer shapes, fewer graphs
+MAX_TRAINING_GRAPHS = 256  # shapes beyond this many train eagerly
+GRAPH_KEYS = ("input_ids", "attention_mask", "labels")
+
+
+def round_up(n: int, multiple: int) -> int:
+    return -(-n // multiple) * multiple
+
+
+def pad_batch(batch: dict, rows: int, source_length: int, target_length: int, pad_token_id: int) -> dict:
+    """`batch` (`input_ids`, `attention_mask`, `labels`) padded to `rows` rows and the given lengths, with the loss and
+    the gradients unchanged: extra columns are masked sources and -100 labels, extra rows a source of one unmasked pad
+    token (a row with no key to attend to gives NaNs, and NaN times a zero gradient is NaN) and -100 labels."""
+    n, s = batch["input_ids"].shape
+    t = batch["labels"].shape[1]
+    input_ids = batch["input_ids"].new_full((rows, source_length), pad_token_id)
+    attention_mask = batch["attention_mask"].new_zeros((rows, source_length))
+    labels = batch["labels"].new_full((rows, target_length), -100)
+    input_ids[:n, :s], attention_mask[:n, :s], labels[:n, :t] = (
+        batch["input_ids"],
+        batch["attention_mask"],
+        batch["labels"],
+    )
+    attention_mask[n:, 0] = 1
+    return {"input_ids": input_ids, "attention_mask": attention_mask, "labels": labels}
+
+
+class _Shape:
+    """One bucketed batch shape: how often seen, its eager step's time, its graph, and whether replaying is faster."""
+
+    def __init__(self, size: tuple[int, int, int]):
+        self.size, self.seen = size, 0
+        self.eager_seconds: float | None = None
+        self.graph = self.inputs = self.num_items = self.loss = None
+        self.replays: bool | None = None
+
+
+class TrainingGraphs:
+    """Forward and backward of padded batches run as CUDA graphs: on a GPU a training step of a translation-sized
+    batch is thousands of small kernels, and launching them from Python, not running them, is much of its time.
+
+    Each batch is padded to a shape rounded up to multiples of `multiple` ([`pad_batch`]: the loss and gradients
+    stay those of the batch). A graph is captured for a shape after an eager step of that shape on the stream the
+    capture uses (the warm-up CUDA graphs want; it is also that batch's real step) and replayed for later batches of
+    the shape. Where the step is bound by the GPU's work, not by launching it (large batches, float32), the padding
+    costs more than the launches save, so by default each shape is measured: its second batch runs eagerly and timed,
+    the third is captured, the fourth replayed and timed, and the shape keeps whichever was faster. `always=True`
+    captures at a shape's first batch and always replays.
+
+    All graphs share one memory pool: nothing a replay leaves behind is read after the next one but the loss, copied
+    out. Gradients are added to the parameters' `.grad`, allocated once; an optimizer's `zero_grad(set_to_none=True)`
+    is undone by putting back the same, zeroed, tensors. Dropout draws fresh numbers at each replay.
+
+    ```python
+    graphs = TrainingGraphs(model, autocast_dtype=torch.bfloat16, pad_token_id=model.config.pad_token_id)
+    loss = graphs(model, batch)           # forward and backward; then clip, optimizer.step(), zero_grad()
+    ```
+    """
+
+    def __init__(self, model, autocast_dtype: torch.dtype | None, pad_token_id: int, always: bool = False,
+                 multiple: int = GRAPH_MULTIPLE, max_graphs: int = MAX_TRAINING_GRAPHS):  # fmt: skip
+        self.model = model
+        self.parameters = self.device = None  # read at the first step: the model may move before it
+        self.autocast_dtype, self.pad_token_id, self.always = autocast_dtype, pad_token_id, always
+        self.multiple, self.max_graphs = multiple, max_graphs
+        self.shapes: dict[tuple, _Shape] = {}
+        self.gradients: list[torch.Tensor] | None = None
+        self.pool = self.stream = None
+        self.eager_steps = self.replayed_steps = 0
+
+    def shape(self, batch: dict) -> tuple[int, int, int]:
+        rows, source_length = batch["input_ids"].shape
+        return tuple(round_up(n, self.multiple) for n in (rows, source_length, batch["labels"].shape[1]))
+
+    def describe(self) -> str:
+        graphs = sum(shape.graph is not None for shape in self.shapes.values())
+        eager = sum(shape.replays is False for shape in self.shapes.values())
+        return f"{graphs} batch shapes in CUDA graphs, {eager} faster eagerly; {self.replayed_steps} steps replayed"
+
+    def __call__(self, model, batch: dict, num_items_in_batch=None) -> torch.Tensor:
+        """Forward and backward of `batch` through `model` (the model given at construction, or a wrapper that
+        calls it as it is, such as Accelerate's on one device); returns the loss, detached."""
+        self._keep_gradients()
+        if num_items_in_batch is None:
+            num_items_in_batch = batch["labels"].ne(-100).sum().clamp(min=1)
+        num_items = torch.as_tensor(num_items_in_batch, dtype=torch.float32)
+        size = self.shape(batch)
+        shape = self.shapes.setdefault((*size, model.training), _Shape(size))
+        shape.seen += 1
+        if shape.graph is None:
+            graphs = sum(s.graph is not None for s in self.shapes.values())
+            if shape.replays is False or graphs >= self.max_graphs or (not self.always and shape.seen == 1):
+                return self._eager(model, batch, num_items)
+            if not self.always and shape.eager_seconds is None:
+                loss, shape.eager_seconds = _timed(lambda: self._eager(model, batch, num_items))
+                return loss
+            return self._capture(model, shape, pad_batch(batch, *size, self.pad_token_id), num_items)
+        if shape.replays is None and not self.always:
+            loss, seconds = _timed(lambda: self._replay(shape, batch, num_items))
+            shape.replays = seconds < shape.eager_seconds
+            if not shape.replays:
+                shape.graph = shape.inputs = shape.num_items = shape.loss = None
+            return loss
+        return self._replay(shape, batch, num_items)
+
+    def _eager(self, model, batch: dict, num_items: torch.Tensor) -> torch.Tensor:
+        self.eager_steps += 1
+        inputs = {name: batch[name].to(self.device) for name in GRAPH_KEYS}
+        return self._forward_backward(model, inputs, num_items.to(self.device)).detach()
+
+    def _replay(self, shape: _Shape, batch: dict, num_items: torch.Tensor) -> torch.Tensor:
+        self.replayed_steps += 1
+        for name, tensor in pad_batch(batch, *shape.size, self.pad_token_id).items():
+            shape.inputs[name].copy_(tensor, non_blocking=True)
+        shape.num_items.copy_(num_items, non_blocking=True)
+        shape.graph.replay()
+        return shape.loss.clone()
+
+    def _forward_backward(self, model, inputs: dict, num_items: torch.Tensor) -> torch.Tensor:
+        # the autocast cache keeps weight casts across calls: not allowed in a CUDA graph
+        with torch.autocast(self.device.type, self.autocast_dtype or torch.float32,
+                            enabled=self.autocast_dtype is not None, cache_enabled=False):  # fmt: skip
+            loss = model(**inputs, num_items_in_batch=num_items).loss
+        loss.backward()
+        return loss
+
+    def _capture(self, model, shape: _Shape, inputs: dict, num_items: torch.Tensor) -> torch.Tensor:
+        shape.inputs = {name: torch.empty_like(t, device=self.device).copy_(t) for name, t in inputs.items()}
+        shape.num_items = num_items.to(self.device, copy=True)
+        current = torch.cuda.current_stream(self.device)
+        self.stream = self.stream or torch.cuda.Stream(self.device)
+        self.stream.wait_stream(current)
+        with torch.cuda.stream(self.stream):  # this batch's step, and the warm-up a capture needs
+            loss = self._forward_backward(model, shape.inputs, shape.num_items).detach()
+        shape.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(shape.graph, pool=self.pool, stream=self.stream):
+            shape.loss = self._forward_backward(model, shape.inputs, shape.num_items).detach()
+        current.wait_stream(self.stream)
+        self.pool = shape.graph.pool()
+        return loss
+
+    def _keep_gradients(self):
+        """The gradients the graphs add to must stay the same tensors."""
+        if self.gradients is None:
+            self.parameters = [p for p in self.model.parameters() if p.requires_grad]
+            self.device = self.parameters[0].device
+            for p in self.parameters:
+                if p.grad is None:
+                    p.grad = torch.zeros_like(p)
+            self.gradients = [p.grad for p in self.parameters]
+        elif any(p.grad is not g for p, g in zip(self.parameters, self.gradients)):
+            if any(p.grad is not None for p in self.parameters):
+                raise RuntimeError(
+                    "The parameters' gradients were replaced since the CUDA graphs were captured, which add to the "
+                    "first ones: zero them in place (optimizer.zero_grad(set_to_none=False)) or train without CUDA "
+                    "graphs (FastTraining(..., cuda_graphs=False), zhen-train --no-cuda-graphs)."
+                )
+            torch._foreach_zero_(self.gradients)
+            for p, g in zip(self.parameters, self.gradients):
+                p.grad = g
+
+
+def _timed(step: Callable) -> tuple[torch.Tensor, float]:
+    """`step()` and the GPU seconds it took (from the start of its work to the end, gaps for launching included)."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    result = step()
+    end.record()
+    end.synchronize()
+    return result, start.elapsed_time(end) / 1000
+
+
+# --------------------------------------------------------------------------------------------------------------
 # The switch
 # --------------------------------------------------------------------------------------------------------------
 
@@ -233,14 +412,22 @@ class FastTraining:
             and a softmax); `"auto"` is what `zhen.hardware.training_attention_kernel` says is faster on the device.
         label_smoothing (`float`, *optional*): defaults to `model.config.label_smoothing`.
         loss_chunk_size (`int`, defaults to 512): rows of logits per chunk of the fused loss.
+        device (`torch.device` or `str`, *optional*): where the model trains, if it is not there yet (zhen-train
+            switches the path on before Accelerate moves the model); defaults to the model's device.
+        cuda_graphs (`bool`, *optional*): train through `self.graphs` ([`TrainingGraphs`]), each batch shape's
+            forward and backward a replayed CUDA graph: `True` always, `None` (the default) for the shapes where a
+            replay measures faster than an eager step. Only on a CUDA GPU, for the plain model (no packing, no fused
+            loss, no gradient checkpointing) in float32 or bf16, in one process (a graph does not hold DDP's gradient
+            communication).
     """
 
     def __init__(self, model, mixed_precision: str = "no", packing: bool | None = None, fused_loss: bool | None = None,
                  attention_groups: int = 4, attention_kernel: str = "auto", label_smoothing: float | None = None,
-                 loss_chunk_size: int = LOSS_CHUNK_SIZE):  # fmt: skip
+                 loss_chunk_size: int = LOSS_CHUNK_SIZE, device: torch.device | str | None = None,
+                 cuda_graphs: bool | None = None):  # fmt: skip
         self.model = model
         self.attn_implementation = model.config._attn_implementation
-        device = next(model.parameters()).device
+        device = torch.device(device) if device is not None else next(model.parameters()).device
         pays = hardware.packing_pays(device)
         self.packing = pays and self.attn_implementation == "sdpa" if packing is None else packing
         self.fused_loss = pays if fused_loss is None else fused_loss
@@ -259,9 +446,32 @@ class FastTraining:
         if on_cpu and mixed_precision == "bf16" and hardware.emulates_bf16("cpu"):
             self.swaps[nn.Linear] = EmulatedBf16Linear
         self.swapped: list[tuple[nn.Module, type]] = []
+        self.graphs = self._graphs(device, mixed_precision, cuda_graphs)
         self.apply()
 
+    def _graphs(self, device: torch.device, mixed_precision: str, cuda_graphs: bool | None) -> TrainingGraphs | None:
+        obstacles = [
+            reason
+            for reason, present in [
+                ("the model is not on a CUDA GPU", device.type != "cuda"),
+                ("packed batches change shape every step", self.packing),
+                ("the fused loss is not captured", self.fused_loss),
+                (f"mixed_precision={mixed_precision!r} (float32 or bf16 only)", mixed_precision not in ("no", "bf16")),
+                ("gradient checkpointing reads the RNG state", self.model.is_activation_checkpointing),
+            ]
+            if present
+        ]
+        if cuda_graphs and obstacles:
+            raise ValueError(f"cuda_graphs=True cannot train this model: {'; '.join(obstacles)}.")
+        if obstacles or cuda_graphs is False:
+            return None
+        dtype = torch.bfloat16 if mixed_precision == "bf16" else None
+        return TrainingGraphs(self.model, dtype, self.model.config.pad_token_id, always=bool(cuda_graphs))
+
     def describe(self) -> str:
+        if self.graphs is not None:
+            where = "" if self.graphs.always else " where faster"
+            return f"the plain model (padded batches, logits) in CUDA graphs{where}"
         if not (self.packing or self.fused_loss or self.swaps):
             return "the plain model (padded batches, logits)"
         parts = [
@@ -316,5 +526,6 @@ __all__ = [
     "EmulatedBf16Linear",
     "FastTraining",
     "LinearCrossEntropy",
+    "TrainingGraphs",
     "fused_translation_loss",
 ]

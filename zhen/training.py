@@ -225,7 +225,13 @@ class ZhenTrainer:
         self.steps_per_epoch = math.ceil(len(self.epoch_batches(0)) / config.gradient_accumulation_steps)
         self.total_steps = config.max_steps or math.ceil(config.num_epochs * self.steps_per_epoch)
         # Switched on before `prepare`, which may wrap the model's modules (FSDP).
-        self.fast = FastTraining(model, mixed_precision=accelerator.mixed_precision)
+        one_process = accelerator.num_processes == 1
+        self.fast = FastTraining(
+            model,
+            mixed_precision=accelerator.mixed_precision,
+            device=accelerator.device,
+            cuda_graphs=None if config.cuda_graphs and one_process else False,
+        )
         optimizer = make_optimizer(model, config)
         self.since_log = TrainingWindow()
         self.scheduler = make_scheduler(optimizer, config, self.total_steps, self.elapsed_seconds)
@@ -285,16 +291,19 @@ class ZhenTrainer:
         loss_sum = torch.zeros((), device=accelerator.device)
         for i, batch in enumerate(batches):
             last = i == len(batches) - 1
-            with contextlib.nullcontext() if last else accelerator.no_sync(model):
-                with accelerator.autocast():  # the fused loss runs after the forward, under the same precision
-                    loss = self.fast.loss(model, batch, num_items_in_batch=num_items)
-                accelerator.backward(loss)
+            if self.fast.graphs is not None:  # one process: nothing to synchronise
+                loss = self.fast.graphs(model, batch, num_items_in_batch=num_items)
+            else:
+                with contextlib.nullcontext() if last else accelerator.no_sync(model):
+                    with accelerator.autocast():  # the fused loss runs after the forward, under the same precision
+                        loss = self.fast.loss(model, batch, num_items_in_batch=num_items)
+                    accelerator.backward(loss)
             loss_sum += loss.detach()
         if self.config.max_grad_norm > 0:
             accelerator.clip_grad_norm_(model.parameters(), self.config.max_grad_norm)
         self.optimizer.step()
         self.scheduler.step()
-        self.optimizer.zero_grad(set_to_none=True)
+        self.optimizer.zero_grad(set_to_none=self.fast.graphs is None)  # CUDA graphs add to the same gradients
         self.state.batches_done_in_epoch += len(window)
         return loss_sum, int(global_tokens)
 

@@ -141,6 +141,11 @@ class TrainingConfig:
     dropout: float | None = _help("Override the preset's dropout.", default=None)
     mixed_precision: str = _help("auto (bf16 where the hardware has it), no, bf16 or fp16 (GPU).", default="auto")
     cpu: bool = _help("Train on the CPU even if a GPU is present.", default=False)
+    cuda_graphs: bool = _help(
+        "On one CUDA GPU, replay each batch shape's forward and backward as a CUDA graph where that measures faster "
+        "than running it eagerly (float32 or bf16); no effect on CPUs or with several processes.",
+        default=True,
+    )
 
     # --- evaluation, checkpoints, export
     eval_steps: int = _help("Evaluate every this many optimizer steps.", default=1000)
@@ -333,7 +338,8 @@ CHANGEABLE_ON_RESUME = frozenset(
     {"num_epochs", "max_steps", "max_minutes", "eval_steps", "eval_bleu_samples", "eval_num_beams",
      "early_stopping_patience", "save_steps", "save_total_limit", "average_last", "logging_steps", "report_to",
      "export_num_beams", "push_to_hub", "hub_private", "max_grad_norm", "label_smoothing", "dropout",
-     "mixed_precision", "cpu", "attn_implementation", "gradient_checkpointing", "num_proc", "language_check"}
+     "mixed_precision", "cpu", "cuda_graphs", "attn_implementation", "gradient_checkpointing", "num_proc",
+     "language_check"}
 )  # fmt: skip
 # output_dir and resume say which run, not how it trains.
 
