@@ -161,6 +161,21 @@ def test_training_in_cuda_graphs_equals_eager_training_on_gpu(tmp_path, mixed_pr
         torch.testing.assert_close(p, q, rtol=0, atol=5e-3 if mixed_precision == "no" else 2e-2, msg=name)
 
 
+def test_the_training_loop_runs_at_most_one_step_ahead_of_the_gpu():
+    """zhen-train collates the next batch while the GPU runs the step just launched, and then waits for that step."""
+    from zhen.training import wait_for_the_step_before
+
+    device = torch.device("cuda")
+    assert wait_for_the_step_before(None, torch.device("cpu")) is None
+    x = torch.randn(4096, 4096, device=device)
+    for _ in range(20):  # a "step" of ~50 ms of float32 products, launched in well under that
+        x = x @ x / 64
+    first = wait_for_the_step_before(None, device)  # nothing before it: returns at once
+    assert not first.query()
+    second = wait_for_the_step_before(first, device)
+    assert first.query() and isinstance(second, torch.cuda.Event)
+
+
 def test_cuda_graph_replays_draw_fresh_dropout(tmp_path):
     from zhen.fast_training import FastTraining
 

@@ -197,16 +197,29 @@ class TrainingWindow:
     """Loss, target tokens (all processes) and seconds of the optimizer steps since the last log line. Only the steps
     themselves are timed, so evaluation and checkpointing do not dilute the throughput."""
 
-    loss: float = 0.0
+    loss: float | torch.Tensor = 0.0  # summed where the losses are (on a GPU: no wait for the GPU until the log line)
     tokens: int = 0
     seconds: float = 0.0
     steps: int = 0
 
-    def add(self, loss: float, tokens: int, seconds: float) -> None:
-        self.loss += loss
+    def add(self, loss: float | torch.Tensor, tokens: int, seconds: float) -> None:
+        self.loss = self.loss + loss
         self.tokens += tokens
         self.seconds += seconds
         self.steps += 1
+
+
+def wait_for_the_step_before(launched: torch.cuda.Event | None, device: torch.device) -> torch.cuda.Event | None:
+    """On a GPU, wait until the step before the one just launched has run, and mark the end of the one just launched:
+    the host then collates the next batch while the GPU runs this step, and is never more than one step ahead (the
+    step times add up to the wall time). Elsewhere work is done when launched: nothing to wait for."""
+    if device.type != "cuda":
+        return None
+    done = torch.cuda.Event()
+    done.record()
+    if launched is not None:
+        launched.synchronize()
+    return done
 
 
 class ZhenTrainer:
@@ -285,9 +298,10 @@ class ZhenTrainer:
         since DDP averages gradients), so the update is the exact per-token mean of the window."""
         accelerator, model = self.accelerator, self.model
         batches = [self.collate(self.data.train[indices]) for indices in window]
-        local_tokens = sum(int(batch["labels"].ne(-100).sum()) for batch in batches)
-        global_tokens = accelerator.reduce(torch.tensor(local_tokens, device=accelerator.device), "sum")
-        num_items = global_tokens.float() / accelerator.num_processes
+        global_tokens = sum(int(batch["labels"].ne(-100).sum()) for batch in batches)
+        if accelerator.num_processes > 1:
+            global_tokens = int(accelerator.reduce(torch.tensor(global_tokens, device=accelerator.device), "sum"))
+        num_items = torch.tensor(global_tokens / accelerator.num_processes, device=accelerator.device)
         loss_sum = torch.zeros((), device=accelerator.device)
         for i, batch in enumerate(batches):
             last = i == len(batches) - 1
@@ -305,7 +319,7 @@ class ZhenTrainer:
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=self.fast.graphs is None)  # CUDA graphs add to the same gradients
         self.state.batches_done_in_epoch += len(window)
-        return loss_sum, int(global_tokens)
+        return loss_sum, global_tokens
 
     # --- evaluation
 
@@ -428,7 +442,7 @@ class ZhenTrainer:
         entry = {
             "type": "train",
             "step": state.step,
-            "loss": window.loss / window.steps,
+            "loss": float(window.loss) / window.steps,
             "lr": self.scheduler.get_last_lr()[0],
             "target_tokens_per_second": window.tokens / window.seconds,
             "epoch": state.epoch,
@@ -455,6 +469,7 @@ class ZhenTrainer:
         )
         last_eval = None
         windows = self.windows()
+        launched = None  # on a GPU, the end of the step last launched: the host prepares the next one meanwhile
         stop = state.step >= self.total_steps
         if stop:  # resumed a finished run: nothing to train, export what it found best
             last_eval = next((h for h in reversed(state.history) if h.get("type") == "eval"), None) or self.evaluate()
@@ -463,7 +478,8 @@ class ZhenTrainer:
             loss_sum, tokens = self.train_step(next(windows))
             if accelerator.num_processes > 1:
                 loss_sum = accelerator.reduce(loss_sum, "mean")
-            self.since_log.add(float(loss_sum), tokens, time.monotonic() - started)
+            launched = wait_for_the_step_before(launched, accelerator.device)
+            self.since_log.add(loss_sum.detach(), tokens, time.monotonic() - started)
             state.step += 1
             state.target_tokens_seen += tokens
             progress.update(1)
