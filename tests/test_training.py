@@ -335,6 +335,27 @@ def test_sample_recipe_end_to_end_on_every_cpu(tmp_path, mixed_precision, cpu_bf
     assert isinstance(output, str)
 
 
+@pytest.mark.parametrize("flags,cuda_graphs", [([], None), (["--no-cuda-graphs"], False)])
+def test_the_training_path_is_chosen_for_the_device_training_runs_on(tmp_path, monkeypatch, flags, cuda_graphs):
+    """zhen-train builds the model on the CPU and Accelerate moves it: the fast path is told the device it will train
+    on (on a GPU the plain model in CUDA graphs, not the CPU's packed path), and whether CUDA graphs may be used."""
+    import zhen.training
+
+    class Stop(Exception):
+        pass
+
+    def switched_on(model, **options):
+        made.append(options)
+        raise Stop
+
+    made = []
+    monkeypatch.setattr(zhen.training, "FastTraining", switched_on)
+    with pytest.raises(Stop):
+        train(resolve_config(["--output-dir", str(tmp_path), *TINY, "--cpu", *flags]))
+    [options] = made
+    assert options["device"] == AcceleratorState().device and options["cuda_graphs"] is cuda_graphs
+
+
 def test_train_weights_set_each_corpus_share_of_an_epoch(tmp_path, caplog):
     """Two corpora, the first weighted 3x and the second 0.5x: every epoch's batches hold each example of the first
     three times and half of the second, a different half each epoch; the run trains and anneals over its minutes."""
