@@ -316,6 +316,8 @@ class TrainingGraphs:
             shape.replays = seconds < shape.eager_seconds
             if not shape.replays:
                 shape.graph = shape.inputs = shape.num_items = shape.loss = None
+                if all(s.graph is None for s in self.shapes.values()):
+                    self.pool = None  # the last graph's memory goes back to eager steps
             return loss
         return self._replay(shape, batch, num_items)
 
