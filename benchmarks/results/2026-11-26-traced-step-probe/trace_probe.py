@@ -1,57 +1,94 @@
-import sys, time, os, threading, warnings
+"""Probe (not a benchmark of the package): zhen's int8 decoder step traced with torch.jit.trace and run by the
+TorchScript interpreter, against the default session. Run from the repository root:
+
+    python benchmarks/results/2026-11-26-traced-step-probe/trace_probe.py default,traced
+"""
+
+import os
+import sys
+import time
+import warnings
+
 import torch
-sys.path.insert(0, "/work/main/benchmarks")
+
+
+sys.path.insert(0, os.path.join(os.getcwd(), "benchmarks"))
 warnings.simplefilter("ignore")
-from common import zhen_model, source_batches, SIZES, ZH
-from zhen.quantization import quantize_dynamic
-from zhen import fast_generation as fg
+from common import SIZES, ZH, source_batches, zhen_model  # noqa: E402
 
-size = os.environ.get("SIZE", "base")
-precision = os.environ.get("P", "int8")
-model = zhen_model(size, "prenorm", "sdpa", 0.0).eval()
-if precision == "int8":
-    model = quantize_dynamic(model)
-for p in model.parameters(): p.requires_grad_(False)
-batches = source_batches(128, 32, SIZES[size]["vocab"])
+from zhen import fast_generation as fg  # noqa: E402
+from zhen.quantization import quantize_dynamic  # noqa: E402
 
-TRACE = []
+
+SIZE, PRECISION = os.environ.get("SIZE", "base"), os.environ.get("P", "int8")
+TRACE_SECONDS = []
+
+
 class StepModule(torch.nn.Module):
+    """The decoder as a submodule, so that the trace holds the int8 packed weights."""
+
     def __init__(self, steps):
-        super().__init__(); self.decoder = steps.decoder; self.steps = [steps]
-    def forward(self, t, p, b):
-        return self.steps[0].run_layers(t, p, b)
+        super().__init__()
+        self.decoder, self.steps = steps.decoder, [steps]
+
+    def forward(self, tokens, position_ids, self_bias):
+        return self.steps[0].run_layers(tokens, position_ids, self_bias)
+
 
 def traced_step(self, tokens, position):
-    self.tokens.copy_(tokens[:, None]); self.position_ids.fill_(position); self.self_bias[..., position] = 0
+    self.tokens.copy_(tokens[:, None])
+    self.position_ids.fill_(position)
+    self.self_bias[..., position] = 0
+    inputs = (self.tokens, self.position_ids, self.self_bias)
     if self.cache.keys[0] is None:
-        return self.run_layers(self.tokens, self.position_ids, self.self_bias)
+        return self.run_layers(*inputs)
     if getattr(self, "traced", None) is None:
-        t0 = time.perf_counter()
-        self.traced = torch.jit.trace(StepModule(self), (self.tokens, self.position_ids, self.self_bias), check_trace=False)
-        TRACE.append(time.perf_counter() - t0)
+        start = time.perf_counter()
+        self.traced = torch.jit.trace(StepModule(self), inputs, check_trace=False)
+        TRACE_SECONDS.append(time.perf_counter() - start)
     with torch.jit.optimized_execution(False):
-        return self.traced(self.tokens, self.position_ids, self.self_bias)
-orig_keep = fg.StaticDecoderSteps.keep
-def keep(self, *a):
-    orig_keep(self, *a); self.traced = None
+        return self.traced(*inputs)
 
-def run(mode, streams, beams=1):
+
+def keep(self, *args):
+    KEEP(self, *args)
+    self.traced = None
+
+
+KEEP = fg.StaticDecoderSteps.keep
+
+
+def run(model, batches, mode: str, streams: int):
     torch.set_num_threads(2)
     if mode == "traced":
-        fg.StaticDecoderSteps.step = traced_step; fg.StaticDecoderSteps.keep = keep
-    with torch.inference_mode(), fg.FastDecoder(model, cuda_graphs=mode != "default") as dec:
-        g = lambda b: dec.generate(b["input_ids"], b["attention_mask"], forced_bos_token_id=ZH, num_beams=beams, max_new_tokens=32, min_new_tokens=32)
-        outs = list(dec.map(g, batches[:2], streams))
-        t = time.perf_counter()
-        outs = list(dec.map(g, batches, streams))
-        dt = time.perf_counter() - t
-    return dt, outs
+        fg.StaticDecoderSteps.step, fg.StaticDecoderSteps.keep = traced_step, keep
+    with torch.inference_mode(), fg.FastDecoder(model, cuda_graphs=mode != "default") as decoder:
 
-ref = None
-for mode in sys.argv[1].split(","):
-    for streams in (1, 2):
-        dt, outs = run(mode, streams)
-        ids = torch.cat([o.flatten() for o in outs])
-        if ref is None: ref = ids
-        print(sum(TRACE), len(TRACE)); TRACE.clear()
-        print(f"{size} {precision} {mode:8s} streams={streams}: {128*32/dt:7.0f} tok/s  same ids: {torch.equal(ids, ref)}", flush=True)
+        def translate(b):
+            return decoder.generate(b["input_ids"], b["attention_mask"], forced_bos_token_id=ZH, max_new_tokens=32,
+                                    min_new_tokens=32)  # fmt: skip
+
+        list(decoder.map(translate, batches[:2], streams))
+        start = time.perf_counter()
+        outputs = list(decoder.map(translate, batches, streams))
+        return time.perf_counter() - start, torch.cat([o.flatten() for o in outputs])
+
+
+def main():
+    model = zhen_model(SIZE, "prenorm", "sdpa", 0.0).eval()
+    model = quantize_dynamic(model) if PRECISION == "int8" else model
+    for p in model.parameters():
+        p.requires_grad_(False)
+    batches = source_batches(128, 32, SIZES[SIZE]["vocab"])
+    reference = None
+    for mode in sys.argv[1].split(","):
+        for streams in (1, 2):
+            seconds, ids = run(model, batches, mode, streams)
+            reference = ids if reference is None else reference
+            print(f"{SIZE} {PRECISION} {mode} streams={streams}: {128 * 32 / seconds:.0f} tok/s, tracing "
+                  f"{sum(TRACE_SECONDS):.2f} s, same ids: {torch.equal(ids, reference)}")  # fmt: skip
+            TRACE_SECONDS.clear()
+
+
+if __name__ == "__main__":
+    main()
