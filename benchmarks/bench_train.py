@@ -86,11 +86,11 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
     """Returns `step(batch) -> loss` for one system."""
     family, kind, precision, *extra = system.split("-")
     torch.manual_seed(0)
+    fast = None
     if family == "marian":
         model = marian_model(size, attn=kind)
     else:
         model = zhen_model(size, variant=kind).to(device)
-        fast = None
         if not {"plain", "compiled"} & set(extra):
             packed = bool({"packed", "logits"} & set(extra))
             fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), packing=packed or None,
@@ -104,7 +104,7 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
     optim = torch.optim.AdamW(model.parameters(), lr=1e-4, **{optimizer: True})
     autocast = torch.autocast(torch.device(device).type, torch.bfloat16, enabled=precision == "bf16")
 
-    graphs = fast.graphs if family == "zhen" and fast is not None else None
+    graphs = fast.graphs if fast is not None else None
 
     def step(batch):
         if graphs is not None:

@@ -35,7 +35,7 @@ from .checkpointing import (
 from .configuration_zhen import ZhenConfig
 from .data import TrainingData, named_files, prepare_data, simplify_chinese
 from .evaluation import score
-from .fast_training import FastTraining
+from .fast_training import FastTraining, round_up
 from .hub import export_checkpoint, generation_config_for, push_to_hub
 from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
 from .run_guard import OutputDirLock, check_earlier_run, ensure_writable_dir, is_main_process
@@ -78,7 +78,7 @@ def check_output_dir(config: TrainingConfig) -> Path:
 
 
 def build_model(config: TrainingConfig, tokenizer) -> ZhenForConditionalGeneration:
-    vocab_size = -(-len(tokenizer) // 8) * 8  # a multiple of 8 suits matrix kernels; the extra rows are never targets
+    vocab_size = round_up(len(tokenizer), 8)  # a multiple of 8 suits matrix kernels; the extra rows are never targets
     if config.init_from:
         model = ZhenForConditionalGeneration.from_pretrained(
             config.init_from, attn_implementation=config.attn_implementation
