@@ -1,6 +1,7 @@
 """`zhen.hardware`: one place decides every hardware-dependent branch, and each can be forced on any machine."""
 
 import pytest
+import torch
 
 from zhen import hardware
 
@@ -76,3 +77,23 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     out = capsys.readouterr().out
     assert "on the GPU bf16 copies of the decoder weights, each decoder step replayed as a CUDA graph" in out
     assert "through the plain model" in out
+
+
+@pytest.mark.parametrize("bf16_seconds,native", [(0.25, "native"), (0.9, "emulated"), (4.0, "emulated")])
+def test_bf16_is_measured_where_pytorch_reports_no_cpu_flags(monkeypatch, bf16_seconds, native):
+    """On an ARM CPU (no AVX512-BF16/AMX flags to read) whether bf16 is native is measured: a bf16 product at least
+    1.5x faster than float32's counts as native."""
+    monkeypatch.setattr(hardware.platform, "machine", lambda: "aarch64")
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False, raising=False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+    monkeypatch.setattr(hardware, "gemm_seconds", lambda dtype: bf16_seconds if dtype == torch.bfloat16 else 1.0)
+    hardware.detected.cache_clear()
+    try:
+        assert hardware.detected().cpu_bf16 == native
+    finally:
+        hardware.detected.cache_clear()
+
+
+def test_bf16_measurement_times_products_in_each_dtype():
+    assert 0 < hardware.gemm_seconds(torch.bfloat16, repeats=1) < 10
+    assert isinstance(hardware.bf16_measured_faster(), bool)

@@ -20,6 +20,8 @@ import contextlib
 import dataclasses
 import functools
 import os
+import platform
+import time
 
 import torch
 
@@ -54,9 +56,12 @@ class Hardware:
 
 @functools.cache
 def detected() -> Hardware:
-    """The machine as PyTorch sees it (cached)."""
+    """The machine as PyTorch sees it (cached). On x86 CPUs bf16 is native where PyTorch reports AVX512-BF16 or AMX;
+    elsewhere (ARM: Graviton, Ampere, Apple silicon), where PyTorch reports no such flags, it is measured."""
     checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")  # private; present since torch 2.3
     native = any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+    if not native and platform.machine().lower() not in X86:
+        native = bf16_measured_faster()
     mkl = torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
     onednn = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
     cuda = torch.cuda.is_available()
@@ -67,6 +72,27 @@ def detected() -> Hardware:
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
+
+
+X86 = ("x86_64", "amd64", "i386", "i686")
+BF16_SPEEDUP = 1.5  # a bf16 product this much faster than float32's counts as native (emulated runs ~4x slower)
+
+
+def bf16_measured_faster() -> bool:
+    """Whether a bf16 product of decoding and training shapes runs `BF16_SPEEDUP` times faster than float32 here."""
+    return gemm_seconds(torch.bfloat16) * BF16_SPEEDUP <= gemm_seconds(torch.float32)
+
+
+def gemm_seconds(dtype: torch.dtype, repeats: int = 5) -> float:
+    """The best time of a (256 x 1024) @ (1024 x 1024) product in `dtype` on the CPU (~0.5 GFLOP)."""
+    a, b = torch.randn(256, 1024, dtype=dtype), torch.randn(1024, 1024, dtype=dtype)
+    a @ b  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 _forced: list[dict] = []
