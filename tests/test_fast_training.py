@@ -127,6 +127,9 @@ def test_training_graphs_step_equals_the_plain_model(mixed_precision):
     graphs = TrainingGraphs(model, torch.bfloat16 if mixed_precision == "bf16" else None, PAD)
     loss = graphs(model, batch)  # a shape's first batch: an eager step, as on a GPU
     assert (graphs.eager_steps, graphs.replayed_steps, graphs.shapes[(8, 8, 8, True)].seen) == (1, 0, 1)
+    model.zero_grad()
+    graphs(model, batch)  # not on a GPU: eager again, where a GPU would time the step
+    assert (graphs.eager_steps, graphs.replayed_steps) == (2, 0)
     result = loss, {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
     if mixed_precision == "no":
         assert_same(result, plain)

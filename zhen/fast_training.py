@@ -261,7 +261,7 @@ class TrainingGraphs:
     the shape. Where the step is bound by the GPU's work, not by launching it (large batches, float32), the padding
     costs more than the launches save, so by default each shape is measured: its second batch runs eagerly and timed,
     the third is captured, the fourth replayed and timed, and the shape keeps whichever was faster. `always=True`
-    captures at a shape's first batch and always replays.
+    captures at a shape's first batch and always replays. A model that is not on a CUDA GPU trains eagerly.
 
     All graphs share one memory pool: nothing a replay leaves behind is read after the next one but the loss, copied
     out. Gradients are added to the parameters' `.grad`, allocated once; an optimizer's `zero_grad(set_to_none=True)`
@@ -305,7 +305,8 @@ class TrainingGraphs:
         shape.seen += 1
         if shape.graph is None:
             graphs = sum(s.graph is not None for s in self.shapes.values())
-            if shape.replays is False or graphs >= self.max_graphs or (not self.always and shape.seen == 1):
+            eager = shape.replays is False or graphs >= self.max_graphs or self.device.type != "cuda"
+            if eager or (not self.always and shape.seen == 1):
                 return self._eager(model, batch, num_items)
             if not self.always and shape.eager_seconds is None:
                 loss, shape.eager_seconds = _timed(lambda: self._eager(model, batch, num_items))
