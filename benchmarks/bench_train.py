@@ -17,6 +17,8 @@ Systems (`--systems`, comma-separated):
   zhen-{prenorm,postnorm}-{fp32,bf16}-plain    the plain model (`model(**batch).loss`), no fast path
   {marian-*,zhen-*}-compiled             the plain model with each encoder and decoder layer under
                                          `torch.compile(dynamic=True)` (regional compilation; warm-up compiles)
+  {marian-*,zhen-*}-compiledgraphs       the same with `mode="reduce-overhead"`: on a GPU each compiled layer also
+                                         replayed as a CUDA graph per shape (what `torch.compile` offers any model)
 bf16 means `torch.autocast(device, torch.bfloat16)` around forward and loss, fp32 master weights.
 
 Reported: target tokens/s, padding fraction, peak RSS, time in the kernel and minor page faults per step (on CPU
@@ -91,16 +93,17 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, dev
         model = marian_model(size, attn=kind)
     else:
         model = zhen_model(size, variant=kind).to(device)
-        if not {"plain", "compiled"} & set(extra):
+        if not {"plain", "compiled", "compiledgraphs"} & set(extra):
             packed = bool({"packed", "logits"} & set(extra))
             fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), packing=packed or None,
                                 fused_loss="logits" not in extra if packed else None,
                                 loss_chunk_size=loss_chunk_size, attention_groups=attention_groups,
                                 cuda_graphs=True if "graphs" in extra else None)  # fmt: skip
     model.to(device).train()
-    if "compiled" in extra:  # one graph serves every layer of a stack: compiles in a fraction of the whole model's time
+    if {"compiled", "compiledgraphs"} & set(extra):  # one graph serves every layer of a stack: compiles in seconds
+        mode = "reduce-overhead" if "compiledgraphs" in extra else None
         for layer in [*model.model.encoder.layers, *model.model.decoder.layers]:
-            layer.compile(dynamic=True)
+            layer.compile(dynamic=True, mode=mode)
     optim = torch.optim.AdamW(model.parameters(), lr=1e-4, **{optimizer: True})
     autocast = torch.autocast(torch.device(device).type, torch.bfloat16, enabled=precision == "bf16")
 
