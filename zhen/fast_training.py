@@ -14,6 +14,9 @@ gradients equal) and each through a mechanism Transformers provides:
 - **Swapped modules** on the CPU: `nn.Dropout` → [`CpuDropout`] (its mask from 15-bit random integers, four per
   64-bit draw, a third of `bernoulli_`'s cost); and where the CPU has no bf16 instructions and training runs in bf16,
   `nn.Linear` → [`EmulatedBf16Linear`] (the same bf16 arithmetic as float32 GEMMs, 2-4x faster there).
+- **CUDA graphs** on one GPU ([`TrainingGraphs`]): the plain model's forward and backward of each batch shape
+  captured once and replayed, where that measures faster than launching its kernels one by one from Python (the
+  packed path and the fused loss save arithmetic a CPU is short of; a GPU is short of launches instead).
 
 Hardware choices come from `zhen.hardware`, so tests can force each branch on any machine. `FastTraining(...).remove()`
 gives back exactly the plain model; `torch.compile` is for the plain model (packed batches change shape every step).
