@@ -250,8 +250,11 @@ class _Shape:
     def __init__(self, size: tuple[int, int, int]):
         self.size, self.seen = size, 0
         self.eager_seconds: float | None = None
-        self.graph = self.inputs = self.num_items = self.loss = None
         self.replays: bool | None = None
+        self.drop_graph()
+
+    def drop_graph(self):
+        self.graph = self.inputs = self.num_items = self.loss = None
 
 
 class TrainingGraphs:
@@ -291,10 +294,13 @@ class TrainingGraphs:
         rows, source_length = batch["input_ids"].shape
         return tuple(round_up(n, self.multiple) for n in (rows, source_length, batch["labels"].shape[1]))
 
+    def graph_count(self) -> int:
+        return sum(shape.graph is not None for shape in self.shapes.values())
+
     def describe(self) -> str:
-        graphs = sum(shape.graph is not None for shape in self.shapes.values())
         eager = sum(shape.replays is False for shape in self.shapes.values())
-        return f"{graphs} batch shapes in CUDA graphs, {eager} faster eagerly; {self.replayed_steps} steps replayed"
+        return (f"{self.graph_count()} batch shapes in CUDA graphs, {eager} faster eagerly; "
+                f"{self.replayed_steps} steps replayed")  # fmt: skip
 
     def __call__(self, model, batch: dict, num_items_in_batch=None) -> torch.Tensor:
         """Forward and backward of `batch` through `model` (the model given at construction, or a wrapper that
@@ -307,8 +313,7 @@ class TrainingGraphs:
         shape = self.shapes.setdefault((*size, model.training), _Shape(size))
         shape.seen += 1
         if shape.graph is None:
-            graphs = sum(s.graph is not None for s in self.shapes.values())
-            eager = shape.replays is False or graphs >= self.max_graphs or self.device.type != "cuda"
+            eager = shape.replays is False or self.graph_count() >= self.max_graphs or self.device.type != "cuda"
             if eager or (not self.always and shape.seen == 1):
                 return self._eager(model, batch, num_items)
             if not self.always and shape.eager_seconds is None:
@@ -319,8 +324,8 @@ class TrainingGraphs:
             loss, seconds = _timed(lambda: self._replay(shape, batch, num_items))
             shape.replays = seconds < shape.eager_seconds
             if not shape.replays:
-                shape.graph = shape.inputs = shape.num_items = shape.loss = None
-                if all(s.graph is None for s in self.shapes.values()):
+                shape.drop_graph()
+                if not self.graph_count():
                     self.pool = None  # the last graph's memory goes back to eager steps
             return loss
         return self._replay(shape, batch, num_items)
