@@ -634,3 +634,17 @@ def test_a_model_without_end_of_sentence_or_padding_tokens_decodes_to_max_new_to
     input_ids, attention_mask = padded_sources()
     assert_same_as_generate(model, input_ids, attention_mask, num_beams=num_beams, max_new_tokens=6,
                             forced_bos_token_id=ZH)  # fmt: skip
+
+
+def test_a_session_drops_eval_dropout_calls_and_keeps_training_dropout():
+    model = tiny_model(vocab_size=40, dropout=0.1, activation_dropout=0.1)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
+    assert dropouts
+    with FastDecoder(model, weights="plain"):
+        assert not any(isinstance(m, torch.nn.Dropout) for m in model.modules())
+    assert [m for m in model.modules() if isinstance(m, torch.nn.Dropout)] == dropouts
+    assert_same_as_generate(model, input_ids, attention_mask, session="packed", forced_bos_token_id=ZH, num_beams=2)
+    model.train()
+    with FastDecoder(model, weights="plain"):
+        assert [m for m in model.modules() if isinstance(m, torch.nn.Dropout)] == dropouts

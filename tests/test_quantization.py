@@ -49,3 +49,33 @@ def test_int8_refuses_a_model_off_the_cpu(tiny_model, tiny_tokenizer):
 
     with pytest.raises(ValueError, match=r"int8 inference runs on the CPU.*--device cpu"):
         load_model_and_tokenizer(OnMeta(), tiny_tokenizer, int8=True)
+
+
+def test_int8_session_linear_is_the_quantized_product_without_the_cast(tiny_model):
+    from zhen.fast_generation import Int8Linear
+
+    quantized = quantize_dynamic(tiny_model)
+    linear = quantized.lm_head
+    assert Int8Linear.replaces(linear) and not Int8Linear.replaces(tiny_model.lm_head)
+    x = torch.randn(3, 1, tiny_model.config.d_model)
+    assert torch.equal(Int8Linear(linear)(x), linear(x))
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_int8_session_swaps_in_its_linears_and_decodes_as_quantized_generate(
+    tiny_model, tiny_pairs, tiny_tokenizer, num_beams
+):
+    from zhen.fast_generation import FastDecoder, Int8Linear
+
+    quantized = quantize_dynamic(tiny_model)
+    types = [type(m) for m in quantized.modules()]
+    int8_products = [m for m in quantized.modules() if Int8Linear.replaces(m)]
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
+    with FastDecoder(quantized) as decoder:
+        swapped = [m.linear for m in quantized.modules() if isinstance(m, Int8Linear)]
+        assert len(swapped) == len(int8_products) and all(any(m is s for s in swapped) for m in int8_products)
+        fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
+    assert [type(m) for m in quantized.modules()] == types
+    assert torch.equal(fast, quantized.generate(**batch, **kwargs))

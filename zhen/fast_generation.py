@@ -26,6 +26,8 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
   AVX512-BF16; ReLU fused into the feed-forward's first product), float32 weights packed into oneDNN's (or MKL's)
   GEMM layout elsewhere; bf16 copies on a GPU with bf16.
   The copies live only as long as the session, so they can never outlive a change of the weights;
+- no call that does nothing: dropout in eval mode and the no-op float32 cast after an int8 product leave the model for
+  the session ([`FastDecoder.swap_in_lean_modules`]), since every PyTorch call lets go of the GIL and takes it back;
 - on a GPU, [`StaticDecoderSteps`]: each decoder step captured once as a CUDA graph and replayed;
 - [`FastDecoder.map`]: several batches decoded at once by one session, each in its own thread with its share of
   PyTorch's threads (on a CPU, small products parallelise poorly over threads; independent batches do not).
@@ -140,6 +142,7 @@ class FastDecoder:
             config = self.model.config
             self.attn_implementation = config._attn_implementation
             config._attn_implementation_internal = DECODING_ATTENTION
+            self.swap_in_lean_modules()
             if self.weights != "plain":
                 self.swap_in_session_linears()
         except BaseException:
@@ -166,6 +169,21 @@ class FastDecoder:
         (`self.generate`), in `streams` threads ([`in_streams`]). Each thread keeps its own memory (its own caches);
         outputs are those of one stream with the same number of threads."""
         return in_streams(function, batches, streams)
+
+    def swap_in_lean_modules(self):
+        """Modules that cost a decoding step calls and nothing else go: dropout in eval mode (an identity, yet a
+        call into PyTorch) and the float32 cast of an int8 product's float32 output ([`Int8Linear`]). Each PyTorch
+        call lets go of the GIL and takes it back, which threads decoding at once ([`FastDecoder.map`]) contend for."""
+        for parent in list(self.model.modules()):
+            for name, child in list(parent.named_children()):
+                if type(child) is nn.Dropout and not child.training:
+                    replacement = nn.Identity()
+                elif Int8Linear.replaces(child):
+                    replacement = Int8Linear(child)
+                else:
+                    continue
+                self.swapped.append((parent, name, child))
+                setattr(parent, name, replacement)
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
@@ -378,6 +396,27 @@ class PackedLinear(nn.Module):
         return torch.ops.mkl._mkl_linear(x, self.packed[rows], weight, self.linear.bias, rows)
 
 
+class Int8Linear(nn.Module):
+    """A dynamically quantized int8 `Linear` (`zhen.quantization`) for decoding: the same int8 product of the same
+    packed weights, without the module's no-op cast of its float32 output to float32."""
+
+    def __init__(self, linear: nn.Module):
+        super().__init__()
+        self.linear = linear
+        self.packed = linear._packed_params._packed_params
+        self.reduce_range = linear.version is not None and linear.version >= 4
+
+    @staticmethod
+    def replaces(module: nn.Module) -> bool:
+        """Whether `module` is a float32-input int8 dynamic `Linear` this class computes exactly."""
+        return isinstance(module, torch.ao.nn.quantized.dynamic.Linear) and module._packed_params.dtype == torch.qint8
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dtype != torch.float32:
+            return self.linear(x)
+        return torch.ops.quantized.linear_dynamic(x, self.packed, reduce_range=self.reduce_range)
+
+
 class Bf16Linear(nn.Module):
     """A float32 `nn.Linear` for decoding on a CPU with native bf16: it multiplies by a bfloat16 copy of its weight
     (made once per session) and returns float32, so that norms, attention and the cache stay float32. Where oneDNN can
@@ -434,10 +473,13 @@ def decoding_attention(module, query, key, value, attention_mask, scaling, dropo
     if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
         query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
     # Batched products of a few rows are several times faster on contiguous operands than on the projections' views.
-    scores = torch.matmul(query.contiguous(), key.transpose(-1, -2)).float() * scaling
+    scores = torch.matmul(query.contiguous(), key.transpose(-1, -2))
+    scores = (scores if scores.dtype == torch.float32 else scores.float()) * scaling  # no call for a no-op cast
     if attention_mask is not None:
         scores = scores + attention_mask
-    output = torch.matmul(scores.softmax(-1).to(value.dtype), value)  # (batch, heads, queries, d)
+    weights = scores.softmax(-1)
+    weights = weights if value.dtype == torch.float32 else weights.to(value.dtype)
+    output = torch.matmul(weights, value)  # (batch, heads, queries, d)
     if batch != rows:
         return output.transpose(1, 2).reshape(rows, 1, heads, -1), None
     return output.transpose(1, 2), None
@@ -928,6 +970,7 @@ __all__ = [
     "Bf16Linear",
     "Bf16ReluMLP",
     "FastDecoder",
+    "Int8Linear",
     "PackedLinear",
     "StaticDecoderSteps",
     "argmax",
