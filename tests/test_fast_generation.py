@@ -19,6 +19,8 @@ from zhen.fast_generation import (
     Workspace,
     argmax,
     generate,
+    row_sums,
+    row_sums_fit,
     session_weights,
     topk,
     unsupported_options,
@@ -47,8 +49,11 @@ def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
 
 # How the decoder runs: the plain steps with the model's weights, float32 weights packed by oneDNN or by MKL, or the
 # static-shape steps that a GPU captures as CUDA graphs (run eagerly here).
+# "matmul-attention": attention's products as batched matmuls, where a CPU without FBGEMM takes them.
 SESSIONS = {"plain": dict(weights="plain"), "packed": dict(weights="packed"), "packed-mkl": dict(weights="packed"),
-            "static-shapes": dict(weights="plain", cuda_graphs=True)}  # fmt: skip
+            "static-shapes": dict(weights="plain", cuda_graphs=True),
+            "matmul-attention": dict(weights="plain")}  # fmt: skip
+MACHINES = {"packed-mkl": dict(onednn_packing="off"), "matmul-attention": dict(fbgemm="off")}
 
 
 def assert_same_as_generate(model, input_ids, attention_mask, session="plain", **kwargs):
@@ -56,8 +61,7 @@ def assert_same_as_generate(model, input_ids, attention_mask, session="plain", *
     if session == "plain":
         actual = generate(model, input_ids, attention_mask, **kwargs)
     else:
-        machine = dict(onednn_packing="off") if session == "packed-mkl" else {}
-        with hardware.forced(**machine), FastDecoder(model, **SESSIONS[session]) as decoder:
+        with hardware.forced(**MACHINES.get(session, {})), FastDecoder(model, **SESSIONS[session]) as decoder:
             actual = decoder.generate(input_ids, attention_mask, **kwargs)
     assert actual.shape == expected.shape and torch.equal(actual, expected), f"{kwargs}\n{expected}\n{actual}"
 
@@ -592,13 +596,16 @@ def test_bf16_session_translates_a_trained_model_as_float32_does(tiny_model, tin
 
 
 @pytest.mark.parametrize("source_dtype", [torch.float32, torch.bfloat16])
-def test_source_keys_and_values_are_held_contiguous_in_the_attention_dtype(source_dtype):
-    """Cross-attention reads the source's keys/values every step: they are stored heads apart, contiguous, in the
-    dtype attention computes in, whether they come in that dtype (a float32 session) or not (a bf16 session)."""
+def test_source_keys_and_values_are_held_in_the_layout_and_dtype_attention_reads(source_dtype):
+    """Cross-attention reads the source's keys/values every step: they are stored in the dtype attention computes in,
+    whether they come in that dtype (a float32 session) or not (a bf16 session), heads apart: the values contiguous,
+    the keys by dimension (each head's keys transposed, contiguous), the rows `row_sums` takes."""
     keys_values = torch.randn(3, 7, 2, 4, 8).permute(2, 0, 3, 1, 4).to(source_dtype)  # as `split_heads` gives them
     cache = StaticDecodingCache([(keys_values[0], keys_values[1])], torch.float32)
-    for stored, given in [(cache.layers[0].keys, keys_values[0]), (cache.layers[0].values, keys_values[1])]:
-        assert stored.is_contiguous() and stored.dtype == torch.float32 and torch.equal(stored, given.float())
+    keys, values = cache.layers[0].keys, cache.layers[0].values
+    assert keys.transpose(-1, -2).is_contiguous() and values.is_contiguous()
+    for stored, given in [(keys, keys_values[0]), (values, keys_values[1])]:
+        assert stored.dtype == torch.float32 and torch.equal(stored, given.float())
 
 
 @pytest.mark.parametrize("moved", ["none", "few", "most", "all"])
@@ -648,3 +655,36 @@ def test_a_session_drops_eval_dropout_calls_and_keeps_training_dropout():
     model.train()
     with FastDecoder(model, weights="plain"):
         assert [m for m in model.modules() if isinstance(m, torch.nn.Dropout)] == dropouts
+
+
+@pytest.mark.parametrize("queries", [1, 3])
+def test_row_sums_equal_the_matmuls_of_attention_over_the_caches_they_fit(queries):
+    cache = torch.randn(4, 2, 9, 8)  # (rows, heads, positions allocated, head_dim), written up to 5 positions
+    source_keys = torch.randn(4, 2, 8, 6)  # (batch, heads, head_dim, source): the source's keys by dimension
+    weights, query = torch.randn(4, 2, queries, 5), torch.randn(4, 2, queries, 8)
+    fast_generation._DECODING.row_sums = True
+    try:
+        for left, table in [(weights, cache[:, :, :5]), (query, source_keys), (weights[:3], cache[:3, :, :5])]:
+            assert row_sums_fit(left, table)
+            torch.testing.assert_close(row_sums(left, table), left @ table)
+        assert not row_sums_fit(query, cache[:, :, :5].transpose(-1, -2))  # rows across positions: not rows
+        assert not row_sums_fit(weights.double(), cache[:, :, :5].double())
+        fast_generation._DECODING.row_sums = False
+        assert not row_sums_fit(weights, cache[:, :, :5])
+    finally:
+        fast_generation._DECODING.row_sums = False
+
+
+@pytest.mark.parametrize("fbgemm", ["on", "off"])
+def test_sessions_attend_by_row_sums_where_the_cpu_has_fbgemm(fbgemm, monkeypatch):
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    calls = []
+    monkeypatch.setattr(fast_generation, "row_sums", lambda *args: calls.append(1) or row_sums(*args))
+    with hardware.forced(fbgemm=fbgemm), FastDecoder(model, weights="plain") as decoder:
+        assert decoder.attends_by_row_sums == (fbgemm == "on")
+        actual = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, num_beams=3, max_new_tokens=6)
+    assert bool(calls) == (fbgemm == "on")
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH,
+                              num_beams=3, max_new_tokens=6)  # fmt: skip
+    assert torch.equal(actual, expected)

@@ -132,6 +132,7 @@ class FastDecoder:
                 f"cuda_graphs=True: the step of a model with {model.config.rope_parameters['rope_type']} RoPE cannot "
                 "be captured (its frequencies follow the longest position, read on the host); use cuda_graphs=False."
             )
+        self.attends_by_row_sums = model.device.type == "cpu" and current_hardware().fbgemm == "on"
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
         self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
@@ -255,6 +256,7 @@ class FastDecoder:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         device_type = input_ids.device.type
+        _DECODING.row_sums = self.attends_by_row_sums
         in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
         # In bf16 the encoder, and the source's keys and values for cross-attention, run under autocast; the decoder's
         # norms, attention and cache stay float32.
@@ -302,6 +304,10 @@ class FastDecoder:
         finally:
             _ENCODING.attention = _ENCODING.implementation = None
 
+
+# Whether this thread's decoding takes attention's float32 products as FBGEMM row sums (`zhen.hardware`: `fbgemm`),
+# as the session it decodes for decided for its device.
+_DECODING = threading.local()
 
 # What the encoder that this thread runs inside a session attends with: `attention` (a function) and `implementation`
 # (its name), or None while it decodes. Per thread: the threads of a session share the model's config.
@@ -467,22 +473,72 @@ class Bf16ReluMLP(nn.Module):
 def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
     """Attention of one new token per row, as `eager_attention_forward` computes it (softmax in float32). In
     cross-attention the source's keys and values are held once per sentence, `(batch, heads, source, head_dim)`, and
-    the `rows = batch * beams` queries of a sentence attend as one block."""
+    the `rows = batch * beams` queries of a sentence attend as one block. Float32 products on the CPU are weighted
+    sums of cache rows ([`row_sums`]) where the cache's layout allows, else batched matmuls."""
     rows, heads = query.shape[:2]
     batch = key.shape[0]
     if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
         query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
     # Batched products of a few rows are several times faster on contiguous operands than on the projections' views.
-    scores = torch.matmul(query.contiguous(), key.transpose(-1, -2))
+    query = query.contiguous()
+    keys_by_dimension = key.transpose(-1, -2)  # (batch, heads, d, source): rows of one dimension across positions
+    if row_sums_fit(query, keys_by_dimension):
+        scores = row_sums(query, keys_by_dimension)
+    else:
+        scores = torch.matmul(query, keys_by_dimension)
     scores = (scores if scores.dtype == torch.float32 else scores.float()) * scaling  # no call for a no-op cast
     if attention_mask is not None:
         scores = scores + attention_mask
     weights = scores.softmax(-1)
     weights = weights if value.dtype == torch.float32 else weights.to(value.dtype)
-    output = torch.matmul(weights, value)  # (batch, heads, queries, d)
+    if row_sums_fit(weights, value):
+        output = row_sums(weights, value)
+    else:
+        output = torch.matmul(weights, value)  # (batch, heads, queries, d)
     if batch != rows:
         return output.transpose(1, 2).reshape(rows, 1, heads, -1), None
     return output.transpose(1, 2), None
+
+
+def row_sums_fit(weights: torch.Tensor, table: torch.Tensor) -> bool:
+    """Whether `weights @ table` (`(n, heads, queries, k) @ (n, heads, k, m)`) can be taken as weighted sums of the
+    rows of `table`: in a session that does so (on a CPU with FBGEMM), float32, each `table[i, j]` `k` rows of `m`
+    values one after the other, the `(i, j)` blocks at a fixed stride (a cache's rows are followed by its unwritten
+    ones)."""
+    if not (getattr(_DECODING, "row_sums", False) and table.dtype == weights.dtype == torch.float32):
+        return False
+    n, heads, k, m = table.shape
+    block = table.stride(1)
+    rows_apart = table.stride(3) == 1 and table.stride(2) == m and block % m == 0 and block >= k * m
+    return rows_apart and table.stride(0) == heads * block
+
+
+def row_sums(weights: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """`weights @ table` as FBGEMM's weighted row sums (`embedding_bag`): one streaming pass over the rows of
+    `table` (the cache's), where a batched matmul multiplies each block as a small matrix of one or a few query rows,
+    several times slower once the cache no longer fits the CPU's caches."""
+    n, heads, queries, k = weights.shape
+    m, block = table.shape[3], table.stride(1)
+    rows = table.as_strided((n * heads * block // m, m), (m, 1))
+    index = _row_index(n * heads, queries, k, block // m, table.device)
+    sums = nn.functional.embedding_bag(index, rows, mode="sum", per_sample_weights=weights.reshape(-1, k))
+    return sums.view(n, heads, queries, m)
+
+
+_ROW_INDEX: dict[tuple, torch.Tensor] = {}
+
+
+def _row_index(blocks: int, queries: int, k: int, rows_per_block: int, device) -> torch.Tensor:
+    """The table rows each weighted sum reads: block `b`'s first `k` rows, once per query, `(blocks * queries, k)`."""
+    key = (blocks, queries, k, rows_per_block, device)
+    index = _ROW_INDEX.get(key)
+    if index is None:
+        if len(_ROW_INDEX) > 1024:
+            _ROW_INDEX.clear()
+        starts = torch.arange(blocks, device=device) * rows_per_block
+        index = (starts[:, None, None] + torch.arange(k, device=device)).expand(blocks, queries, k).reshape(-1, k)
+        _ROW_INDEX[key] = index
+    return index
 
 
 def session_attention(module, *args, **kwargs):
@@ -513,9 +569,14 @@ class StaticDecodingCache:
         self.cross_attention_cache = self
         self.self_attention_cache = self
         self.workspace = workspace or Workspace()
+        # The source's keys are held by dimension, (batch, heads, head_dim, source) in memory: the rows that
+        # `decoding_attention` sums, weighted by the query ([`row_sums`]).
         self.layers = [
-            _SourceLayer(*(self.workspace.copy(("source", i, part), tensor, dtype) for part, tensor in enumerate(pair)))
-            for i, pair in enumerate(source_keys_values)
+            _SourceLayer(
+                self.workspace.copy(("source", i, 0), keys.transpose(-1, -2), dtype).transpose(-1, -2),
+                self.workspace.copy(("source", i, 1), values, dtype),
+            )
+            for i, (keys, values) in enumerate(source_keys_values)
         ]
         self.is_updated = dict.fromkeys(range(len(self.layers)), True)
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)

@@ -4,7 +4,7 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off`.
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off`.
 
 `zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
 
@@ -38,6 +38,8 @@ class Hardware:
             where PyTorch converts to float32 inside its kernels at about a quarter of float32's rate.
         mkl_packing (`str`): `"on"` where PyTorch's MKL can pack float32 weights once for few-row products (decoding).
         onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack weights (bf16, float32) once for decoding.
+        fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
+            decoding attention's products over the cache in one pass.
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
@@ -45,12 +47,14 @@ class Hardware:
     cpu_bf16: str
     mkl_packing: str
     onednn_packing: str
+    fbgemm: str
     cuda: bool
     cuda_bf16: bool
 
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
+        packing += f", FBGEMM row sums {self.fbgemm}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
@@ -69,6 +73,7 @@ def detected() -> Hardware:
         cpu_bf16="native" if native else "emulated",
         mkl_packing="on" if mkl else "off",
         onednn_packing="on" if onednn else "off",
+        fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
@@ -133,6 +138,7 @@ def _check(values: dict, source: str) -> None:
         "cpu_bf16": CPU_BF16,
         "mkl_packing": SWITCHES,
         "onednn_packing": SWITCHES,
+        "fbgemm": SWITCHES,
         "cuda": (True, False),
         "cuda_bf16": (True, False),
     }
