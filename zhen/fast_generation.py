@@ -520,25 +520,25 @@ def row_sums(weights: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
     n, heads, queries, k = weights.shape
     m, block = table.shape[3], table.stride(1)
     rows = table.as_strided((n * heads * block // m, m), (m, 1))
-    index = _row_index(n * heads, queries, k, block // m, table.device)
-    sums = nn.functional.embedding_bag(index, rows, mode="sum", per_sample_weights=weights.reshape(-1, k))
+    index, offsets = _row_index(n * heads, queries, k, block // m, table.device)
+    sums = torch.embedding_bag(rows, index, offsets, per_sample_weights=weights.view(-1))[0]  # mode 0: sums
     return sums.view(n, heads, queries, m)
 
 
-_ROW_INDEX: dict[tuple, torch.Tensor] = {}
+_ROW_INDEX: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
 
 
-def _row_index(blocks: int, queries: int, k: int, rows_per_block: int, device) -> torch.Tensor:
-    """The table rows each weighted sum reads: block `b`'s first `k` rows, once per query, `(blocks * queries, k)`."""
+def _row_index(blocks: int, queries: int, k: int, rows_per_block: int, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The table rows each weighted sum reads, block `b`'s first `k` rows once per query, and where each sum's start."""
     key = (blocks, queries, k, rows_per_block, device)
-    index = _ROW_INDEX.get(key)
-    if index is None:
+    found = _ROW_INDEX.get(key)
+    if found is None:
         if len(_ROW_INDEX) > 1024:
             _ROW_INDEX.clear()
         starts = torch.arange(blocks, device=device) * rows_per_block
-        index = (starts[:, None, None] + torch.arange(k, device=device)).expand(blocks, queries, k).reshape(-1, k)
-        _ROW_INDEX[key] = index
-    return index
+        index = (starts[:, None, None] + torch.arange(k, device=device)).expand(blocks, queries, k).reshape(-1)
+        found = _ROW_INDEX[key] = index, torch.arange(0, blocks * queries * k, k, device=device)
+    return found
 
 
 def session_attention(module, *args, **kwargs):
