@@ -688,3 +688,11 @@ def test_sessions_attend_by_row_sums_where_the_cpu_has_fbgemm(fbgemm, monkeypatc
     expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH,
                               num_beams=3, max_new_tokens=6)  # fmt: skip
     assert torch.equal(actual, expected)
+
+
+def test_the_row_indices_kept_for_row_sums_stay_few():
+    for length in range(1, 3 * fast_generation.MAX_ROW_INDICES):
+        index, offsets = fast_generation._row_index(4, 2, length, 200, torch.device("cpu"))
+        assert len(fast_generation._ROW_INDEX) <= fast_generation.MAX_ROW_INDICES
+    assert index.view(4, 2, -1)[3, 1].tolist() == list(range(600, 600 + length))
+    assert offsets.tolist() == list(range(0, 8 * length, length))

@@ -526,6 +526,7 @@ def row_sums(weights: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
 
 
 _ROW_INDEX: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+MAX_ROW_INDICES = 64  # a step's layers share one; each batch shape and length has its own
 
 
 def _row_index(blocks: int, queries: int, k: int, rows_per_block: int, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -533,7 +534,7 @@ def _row_index(blocks: int, queries: int, k: int, rows_per_block: int, device) -
     key = (blocks, queries, k, rows_per_block, device)
     found = _ROW_INDEX.get(key)
     if found is None:
-        if len(_ROW_INDEX) > 1024:
+        if len(_ROW_INDEX) >= MAX_ROW_INDICES:
             _ROW_INDEX.clear()
         starts = torch.arange(blocks, device=device) * rows_per_block
         index = (starts[:, None, None] + torch.arange(k, device=device)).expand(blocks, queries, k).reshape(-1)
