@@ -13,7 +13,9 @@ each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forwa
   batch reuse the memory of the last ([`Workspace`]): fresh memory costs a page fault per page on first touch;
 - [`decoding_attention`], registered with Transformers' attention interface for the time of decoding: softmax(q kᵀ) v
   for one query per row (cheaper than SDPA's set-up at this size), where the beams of a sentence attend as one block
-  of queries to that sentence's source instead of to copies of it;
+  of queries to that sentence's source instead of to copies of it; its products over the values and the source's
+  keys are FBGEMM's weighted row sums on x86 CPUs ([`row_sums`]: one pass over the rows, where a matmul per row and
+  head is slower);
 - one loop with the bookkeeping of greedy or beam search done on small tensors, without logits processors, stopping
   criteria, masks or output capturing; rows (greedy) and sentences (beam search) that have finished leave the batch,
   where `generate` computes them to the end of the longest; argmax and top-k found from block maxima (CPU
@@ -172,8 +174,8 @@ class FastDecoder:
         return in_streams(function, batches, streams)
 
     def swap_in_lean_modules(self):
-        """Modules that cost a decoding step calls and nothing else go: dropout in eval mode (an identity, yet a
-        call into PyTorch) and the float32 cast of an int8 product's float32 output ([`Int8Linear`]). Each PyTorch
+        """Swap out, for the session, what only costs a decoding step calls: dropout in eval mode (an identity, yet
+        a call into PyTorch) and the float32 cast of an int8 product's float32 output ([`Int8Linear`]). Each PyTorch
         call lets go of the GIL and takes it back, which threads decoding at once ([`FastDecoder.map`]) contend for."""
         for parent in list(self.model.modules()):
             for name, child in list(parent.named_children()):
@@ -480,24 +482,21 @@ def decoding_attention(module, query, key, value, attention_mask, scaling, dropo
     if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
         query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
     # Batched products of a few rows are several times faster on contiguous operands than on the projections' views.
-    query = query.contiguous()
-    keys_by_dimension = key.transpose(-1, -2)  # (batch, heads, d, source): rows of one dimension across positions
-    if row_sums_fit(query, keys_by_dimension):
-        scores = row_sums(query, keys_by_dimension)
-    else:
-        scores = torch.matmul(query, keys_by_dimension)
+    scores = product(query.contiguous(), key.transpose(-1, -2))  # keys by dimension: (batch, heads, d, positions)
     scores = (scores if scores.dtype == torch.float32 else scores.float()) * scaling  # no call for a no-op cast
     if attention_mask is not None:
         scores = scores + attention_mask
     weights = scores.softmax(-1)
     weights = weights if value.dtype == torch.float32 else weights.to(value.dtype)
-    if row_sums_fit(weights, value):
-        output = row_sums(weights, value)
-    else:
-        output = torch.matmul(weights, value)  # (batch, heads, queries, d)
+    output = product(weights, value)  # (batch, heads, queries, d)
     if batch != rows:
         return output.transpose(1, 2).reshape(rows, 1, heads, -1), None
     return output.transpose(1, 2), None
+
+
+def product(weights: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+    """`weights @ table`: as [`row_sums`] where they fit ([`row_sums_fit`]), else a batched matmul."""
+    return row_sums(weights, table) if row_sums_fit(weights, table) else torch.matmul(weights, table)
 
 
 def row_sums_fit(weights: torch.Tensor, table: torch.Tensor) -> bool:
@@ -530,7 +529,7 @@ MAX_ROW_INDICES = 64  # a step's layers share one; each batch shape and length h
 
 
 def _row_index(blocks: int, queries: int, k: int, rows_per_block: int, device) -> tuple[torch.Tensor, torch.Tensor]:
-    """The table rows each weighted sum reads, block `b`'s first `k` rows once per query, and where each sum's start."""
+    """The table rows each weighted sum reads (block `b`'s first `k` rows, once per query) and where each sum starts."""
     key = (blocks, queries, k, rows_per_block, device)
     found = _ROW_INDEX.get(key)
     if found is None:
