@@ -61,11 +61,26 @@ def test_int8_session_linear_is_the_quantized_product_without_the_cast(tiny_mode
     assert torch.equal(Int8Linear(linear)(x), linear(x))
 
 
+def test_int8_relu_mlp_fuses_relu_into_the_first_product_exactly(tiny_model):
+    from zhen.fast_generation import Int8ReluMLP
+    from zhen.modeling_zhen import ZhenMLP
+
+    mlp = quantize_dynamic(tiny_model).get_decoder().layers[0].mlp
+    assert Int8ReluMLP.replaces(mlp) and not Int8ReluMLP.replaces(tiny_model.get_decoder().layers[0].mlp)
+    for rows in ((3, 1), (1, 40)):  # a decoding step's rows, a packed encoder's
+        x = torch.randn(*rows, tiny_model.config.d_model)
+        assert torch.equal(Int8ReluMLP(mlp)(x), mlp(x))
+    mlp.train()
+    assert not Int8ReluMLP.replaces(mlp)  # its dropout would count
+    gelu = ZhenMLP(tiny_model.config.__class__(**{**tiny_model.config.to_dict(), "activation_function": "gelu"}), 8)
+    assert not Int8ReluMLP.replaces(quantize_dynamic(torch.nn.Sequential(gelu))[0].eval())
+
+
 @pytest.mark.parametrize("num_beams", [1, 4])
 def test_int8_session_swaps_in_its_linears_and_decodes_as_quantized_generate(
     tiny_model, tiny_pairs, tiny_tokenizer, num_beams
 ):
-    from zhen.fast_generation import FastDecoder, Int8Linear
+    from zhen.fast_generation import FastDecoder, Int8Linear, Int8ReluMLP
 
     quantized = quantize_dynamic(tiny_model)
     types = [type(m) for m in quantized.modules()]
@@ -76,6 +91,8 @@ def test_int8_session_swaps_in_its_linears_and_decodes_as_quantized_generate(
     with FastDecoder(quantized) as decoder:
         swapped = [m.linear for m in quantized.modules() if isinstance(m, Int8Linear)]
         assert len(swapped) == len(int8_products) and all(any(m is s for s in swapped) for m in int8_products)
+        layers = [*quantized.get_encoder().layers, *quantized.get_decoder().layers]
+        assert all(isinstance(layer.mlp, Int8ReluMLP) for layer in layers)
         fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
     assert [type(m) for m in quantized.modules()] == types
     assert torch.equal(fast, quantized.generate(**batch, **kwargs))

@@ -4,7 +4,7 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off`.
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off`.
 
 `zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
 
@@ -17,6 +17,7 @@ with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e
 """
 
 import contextlib
+import ctypes
 import dataclasses
 import functools
 import os
@@ -40,6 +41,8 @@ class Hardware:
         onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack weights (bf16, float32) once for decoding.
         fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
             decoding attention's products over the cache in one pass.
+        glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
+            decoding raises ([`keep_freed_memory`]).
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
@@ -48,13 +51,14 @@ class Hardware:
     mkl_packing: str
     onednn_packing: str
     fbgemm: str
+    glibc_malloc: str
     cuda: bool
     cuda_bf16: bool
 
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
-        packing += f", FBGEMM row sums {self.fbgemm}"
+        packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
@@ -74,12 +78,48 @@ def detected() -> Hardware:
         mkl_packing="on" if mkl else "off",
         onednn_packing="on" if onednn else "off",
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
+        glibc_malloc="on" if _mallopt() is not None else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
 
 
 X86 = ("x86_64", "amd64", "i386", "i686")
+
+
+@functools.cache
+def _mallopt():
+    """glibc's `mallopt`, or None where the process's C library is not glibc."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+
+
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+KEPT_BLOCK_BYTES = 32 << 20  # the largest M_MMAP_THRESHOLD glibc takes on 64-bit
+KEPT_FREE_BYTES = 128 << 20
+MALLOC_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+_kept_freed_memory = False
+
+
+def keep_freed_memory() -> bool:
+    """Ask glibc's `malloc`, for the rest of the process, to serve blocks up to 32 MiB from its heap and to keep up
+    to 128 MiB of freed memory there (what `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` set). Decoding on a
+    CPU frees and allocates the same large tensors every step (an int8 LM head's logits: 16 MB at 128 rows); by
+    default glibc maps such a block afresh each time and the kernel zeroes its pages, thousands of page faults a step.
+    Done once, where `glibc_malloc` is on and the user set neither variable; returns whether it has been done."""
+    global _kept_freed_memory
+    if _kept_freed_memory:
+        return True
+    mallopt = _mallopt()
+    if current().glibc_malloc != "on" or mallopt is None or any(v in os.environ for v in MALLOC_VARIABLES):
+        return False
+    accepted = [mallopt(M_MMAP_THRESHOLD, KEPT_BLOCK_BYTES), mallopt(M_TRIM_THRESHOLD, KEPT_FREE_BYTES)]
+    _kept_freed_memory = all(accepted)
+    return _kept_freed_memory
 BF16_SPEEDUP = 1.5  # a bf16 product this much faster than float32's counts as native (emulated runs ~4x slower)
 
 
@@ -139,6 +179,7 @@ def _check(values: dict, source: str) -> None:
         "mkl_packing": SWITCHES,
         "onednn_packing": SWITCHES,
         "fbgemm": SWITCHES,
+        "glibc_malloc": SWITCHES,
         "cuda": (True, False),
         "cuda_bf16": (True, False),
     }
@@ -258,6 +299,7 @@ __all__ = [
     "detected",
     "emulates_bf16",
     "forced",
+    "keep_freed_memory",
     "report",
     "training_attention_kernel",
     "training_precision",
