@@ -120,6 +120,8 @@ def keep_freed_memory() -> bool:
     accepted = [mallopt(M_MMAP_THRESHOLD, KEPT_BLOCK_BYTES), mallopt(M_TRIM_THRESHOLD, KEPT_FREE_BYTES)]
     _kept_freed_memory = all(accepted)
     return _kept_freed_memory
+
+
 BF16_SPEEDUP = 1.5  # a bf16 product this much faster than float32's counts as native (emulated runs ~4x slower)
 
 
