@@ -85,6 +85,24 @@ def detected() -> Hardware:
 
 
 X86 = ("x86_64", "amd64", "i386", "i686")
+BF16_SPEEDUP = 1.5  # a bf16 product this much faster than float32's counts as native (emulated runs ~4x slower)
+
+
+def bf16_measured_faster() -> bool:
+    """Whether a bf16 product of decoding and training shapes runs `BF16_SPEEDUP` times faster than float32 here."""
+    return gemm_seconds(torch.bfloat16) * BF16_SPEEDUP <= gemm_seconds(torch.float32)
+
+
+def gemm_seconds(dtype: torch.dtype, repeats: int = 5) -> float:
+    """The best time of a (256 x 1024) @ (1024 x 1024) product in `dtype` on the CPU (~0.5 GFLOP)."""
+    a, b = torch.randn(256, 1024, dtype=dtype), torch.randn(1024, 1024, dtype=dtype)
+    a @ b  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 @functools.cache
@@ -109,8 +127,8 @@ def keep_freed_memory() -> bool:
     """Ask glibc's `malloc`, for the rest of the process, to serve blocks up to 32 MiB from its heap and to keep up
     to 128 MiB of freed memory there (what `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` set). Decoding on a
     CPU frees and allocates the same large tensors every step (an int8 LM head's logits: 16 MB at 128 rows); by
-    default glibc maps such a block afresh each time and the kernel zeroes its pages, thousands of page faults a step.
-    Done once, where `glibc_malloc` is on and the user set neither variable; returns whether it has been done."""
+    default glibc often maps such a block afresh each time and the kernel zeroes its pages, thousands of page faults
+    a step. Done once, where `glibc_malloc` is on and the user set neither variable; returns whether it has been done."""
     global _kept_freed_memory
     if _kept_freed_memory:
         return True
@@ -120,26 +138,6 @@ def keep_freed_memory() -> bool:
     accepted = [mallopt(M_MMAP_THRESHOLD, KEPT_BLOCK_BYTES), mallopt(M_TRIM_THRESHOLD, KEPT_FREE_BYTES)]
     _kept_freed_memory = all(accepted)
     return _kept_freed_memory
-
-
-BF16_SPEEDUP = 1.5  # a bf16 product this much faster than float32's counts as native (emulated runs ~4x slower)
-
-
-def bf16_measured_faster() -> bool:
-    """Whether a bf16 product of decoding and training shapes runs `BF16_SPEEDUP` times faster than float32 here."""
-    return gemm_seconds(torch.bfloat16) * BF16_SPEEDUP <= gemm_seconds(torch.float32)
-
-
-def gemm_seconds(dtype: torch.dtype, repeats: int = 5) -> float:
-    """The best time of a (256 x 1024) @ (1024 x 1024) product in `dtype` on the CPU (~0.5 GFLOP)."""
-    a, b = torch.randn(256, 1024, dtype=dtype), torch.randn(1024, 1024, dtype=dtype)
-    a @ b  # warm-up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        a @ b
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 _forced: list[dict] = []
