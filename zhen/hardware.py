@@ -128,7 +128,8 @@ def keep_freed_memory() -> bool:
     to 128 MiB of freed memory there (what `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` set). Decoding on a
     CPU frees and allocates the same large tensors every step (an int8 LM head's logits: 16 MB at 128 rows); by
     default glibc often maps such a block afresh each time and the kernel zeroes its pages, thousands of page faults
-    a step. Done once, where `glibc_malloc` is on and the user set neither variable; returns whether it has been done."""
+    a step. Done once, where `glibc_malloc` is on and the user set neither variable; returns whether it has been
+    done."""
     global _kept_freed_memory
     if _kept_freed_memory:
         return True
