@@ -1,3 +1,4 @@
+# python procs.py int8|fp32 BEAMS [kept]
 import sys, os, time, torch, warnings, multiprocessing as mp
 warnings.filterwarnings("ignore")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -19,10 +20,17 @@ def init():
     torch.set_num_threads(1)
 def child(i):
     return one(order[i])
+POOL = None
+KEEP = len(sys.argv) > 3 and sys.argv[3] == "kept"  # one pool forked once and kept, else a pool per call
 def procs():
-    ctx = mp.get_context("fork")
-    with ctx.Pool(2, initializer=init) as pool:
-        return list(pool.imap(child, range(len(order))))
+    global POOL
+    if not KEEP:
+        with mp.get_context("fork").Pool(2, initializer=init) as pool:
+            return list(pool.imap(child, range(len(order))))
+    if POOL is None:
+        POOL = mp.get_context("fork").Pool(2, initializer=init)
+        list(POOL.imap(child, range(len(order))))
+    return list(POOL.imap(child, range(len(order))))
 with torch.inference_mode():
     one(order[0])
     for f in (threads, procs, threads, procs, threads, procs):
