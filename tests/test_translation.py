@@ -172,3 +172,30 @@ def test_loaded_model_needs_a_zhen_tokenizer(tiny_model):
 def test_non_string_input_is_named(tiny_model, tiny_tokenizer):
     with pytest.raises(TypeError, match=r"texts\[1\] is a int"):
         translate(["Hi.", 3], tiny_model, tiny_tokenizer, tgt_lang="zh")
+
+
+def test_translate_decodes_in_the_session_its_thread_has_open(tiny_model, tiny_tokenizer, tiny_pairs, monkeypatch):
+    """Inside `with FastDecoder(model):` (what each `zhen-translate --workers` process holds), `translate` decodes in
+    that session instead of opening another (which would wait for it); options only `model.generate` implements
+    cannot run there and say so."""
+    from zhen.fast_generation import FastDecoder
+
+    opened, original_init = [], FastDecoder.__init__
+
+    def counted_init(self, *args, **kwargs):
+        opened.append(args)
+        original_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(FastDecoder, "__init__", counted_init)
+    english = [en for en, _ in tiny_pairs]
+    expected = translate(english, tiny_model, tiny_tokenizer, tgt_lang="zh")
+    assert len(opened) == 1
+    with FastDecoder(tiny_model) as session:
+        assert FastDecoder.open_in_this_thread(tiny_model) is session and len(opened) == 2
+        for _ in range(2):
+            assert translate(english, tiny_model, tiny_tokenizer, tgt_lang="zh", batch_size=5) == expected
+        assert len(opened) == 2  # no session of their own
+        with pytest.raises(ValueError, match="do_sample.*cannot run inside the FastDecoder session"):
+            translate(english, tiny_model, tiny_tokenizer, tgt_lang="zh", do_sample=True)
+    assert FastDecoder.open_in_this_thread(tiny_model) is None
+    assert translate(english, tiny_model, tiny_tokenizer, tgt_lang="zh") == expected and len(opened) == 3

@@ -153,9 +153,11 @@ class FastDecoder:
         except BaseException:
             self.__exit__()
             raise
+        _OPEN[self.model] = self, threading.get_ident()
         return self
 
     def __exit__(self, *exc_info):
+        _OPEN.pop(self.model, None)
         for parent, name, original in reversed(self.swapped):
             setattr(parent, name, original)
         self.swapped.clear()
@@ -168,6 +170,13 @@ class FastDecoder:
     def workspace(self) -> "Workspace":
         """The memory this thread's decoding keeps from batch to batch in this session."""
         return self.workspaces.setdefault(threading.get_ident(), Workspace())
+
+    @staticmethod
+    def open_in_this_thread(model) -> "FastDecoder | None":
+        """The session this thread has open for `model`, if any: `zhen.translate` decodes in it rather than open a
+        second one (which would wait for this one to end)."""
+        session, thread = _OPEN.get(model, (None, None))
+        return session if thread == threading.get_ident() else None
 
     def map(self, function: Callable, batches: Iterable, streams: int = 1) -> Iterator:
         """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
@@ -326,6 +335,7 @@ _ENCODING = threading.local()
 
 
 _LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.Lock]" = weakref.WeakKeyDictionary()
+_OPEN: "weakref.WeakKeyDictionary[nn.Module, tuple[FastDecoder, int]]" = weakref.WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()
 
 

@@ -195,7 +195,8 @@ def translate(
             Batches decoded at once, each in its own thread with its share of PyTorch's threads
             ([`zhen.fast_generation.FastDecoder.map`]). Defaults to [`zhen.hardware.decoding_streams`]: on a CPU one
             per thread, at most 4; on a GPU 1. Each stream keeps its own caches. Options that only `model.generate`
-            implements decode one batch at a time.
+            implements decode one batch at a time. Where this thread has a `FastDecoder` session open for the model,
+            the call decodes in it (its session weights made once for many calls).
         generate_kwargs:
             Passed to `model.generate`, e.g. `no_repeat_ngram_size=3`, `length_penalty=1.0`, `do_sample=True`.
 
@@ -252,8 +253,15 @@ def translate(
         lengths = _length_kwargs(batch_ids, max_new_tokens, generate_kwargs, model.config, model.generation_config)
         return _generate(decoder or model, tokenizer, batch_ids, **generate_kwargs, **lengths)
 
+    open_session = FastDecoder.open_in_this_thread(model)
+    if open_session is not None and not fast:
+        raise ValueError(
+            f"{unsupported_options(model, **generate_kwargs)} need model.generate, which cannot run inside the "
+            "FastDecoder session this thread has open for the model; translate outside it."
+        )
+    session = contextlib.nullcontext(open_session) if open_session or not fast else FastDecoder(model)
     try:
-        with torch.inference_mode(), FastDecoder(model) if fast else contextlib.nullcontext() as decoder:
+        with torch.inference_mode(), session as decoder:
             if decoder is None:
                 results = map(translate_batch, batches)
             else:
