@@ -66,10 +66,10 @@ def test_workers_refuse_what_they_cannot_do(extra, message, capfd, monkeypatch):
 
 def test_a_worker_that_dies_stops_the_translation_with_the_fix(tiny_checkpoint):
     with TranslationWorkers(tiny_checkpoint, None, count=2, threads=1) as workers:
-        assert list(workers.translate([["Hello."], ["Thank you."]], tgt_lang="zh"))
+        assert list(workers.translate_batches([["Hello."], ["Thank you."]], tgt_lang="zh"))
         pid, process = next(iter(workers.pool._processes.items()))
         os.kill(pid, signal.SIGKILL)
         process.join(timeout=30)
         time.sleep(0.5)  # the pool's manager thread sees it gone
         with pytest.raises(RuntimeError, match="worker process ended unexpectedly.*without --workers"):
-            list(workers.translate([["Hello."]] * 4, tgt_lang="zh"))
+            workers.translate_lines(["Hello."] * 4, tgt_lang="zh")

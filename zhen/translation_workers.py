@@ -28,11 +28,13 @@ _WORKER = threading.local()  # in a worker process: its model, tokenizer and ses
 
 class TranslationWorkers:
     """`count` worker processes translating with the checkpoint `model` (and `tokenizer`, by default the model's) on the
-    CPU, each with `threads` PyTorch threads. [`translate`] sends batches of texts and yields their translations in
-    order. Use as a context manager: the workers end with the block."""
+    CPU, each with `threads` PyTorch threads (by default its share of this process's). [`translate_lines`] translates
+    a list of lines; [`translate_batches`] sends batches of texts and yields their translations in order. Use as a
+    context manager: the workers end with the block."""
 
-    def __init__(self, model: str, tokenizer: str | None, count: int, threads: int, int8: bool = False):
+    def __init__(self, model: str, tokenizer: str | None, count: int, threads: int | None = None, int8: bool = False):
         self.count = count
+        threads = threads or max(1, torch.get_num_threads() // count)
         self.pool = ProcessPoolExecutor(
             count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
             initargs=(str(model), None if tokenizer is None else str(tokenizer), threads, int8),
@@ -44,7 +46,18 @@ class TranslationWorkers:
     def __exit__(self, *exc_info):
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def translate(
+    def translate_lines(self, lines: list[str], first_line: int = 1, batch_size: int = 32, **options) -> list[str]:
+        """The translations of `lines` (numbered from `first_line` in warnings), in order: batches of `batch_size`,
+        longest first, shared out among the workers."""
+        indices, batches = batches_longest_first(lines, batch_size)
+        line_numbers = [[first_line + i for i in batch] for batch in indices]
+        translations = [""] * len(lines)
+        for batch, results in zip(indices, self.translate_batches(batches, line_numbers, **options)):
+            for i, text in zip(batch, results):
+                translations[i] = text
+        return translations
+
+    def translate_batches(
         self, batches: list[list[str]], line_numbers: list[list[int]] | None = None, **options
     ) -> Iterator[list[str]]:
         """The translations of each of `batches` (lists of texts), in order: `zhen.translate(batch, **options)` in

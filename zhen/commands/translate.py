@@ -28,14 +28,13 @@ import sys
 from contextlib import ExitStack
 from itertools import islice
 
-import torch
 from transformers.utils import logging
 
 from ..hardware import decoding_streams, read_ahead_batches
 from ..safe_io import atomic_write, check_output_file
 from ..text_checks import decode_line
 from ..translation import DEFAULT_BATCH_SIZE, load_model_and_tokenizer, translate
-from ..translation_workers import TranslationWorkers, batches_longest_first, truncation_message
+from ..translation_workers import TranslationWorkers, truncation_message
 from ._cli import (
     add_int8_argument,
     command,
@@ -120,8 +119,7 @@ def main(argv=None) -> None:
         check_output_file(args.output, [args.input], [args.model, args.tokenizer], flag="-o/--output")
     total = count_valid_lines(args.input) if args.input else None
     if args.workers:
-        workers = TranslationWorkers(args.model, args.tokenizer, args.workers, _threads_per_worker(args.workers),
-                                     int8=args.int8)  # fmt: skip
+        workers = TranslationWorkers(args.model, args.tokenizer, args.workers, int8=args.int8)
         model = tokenizer = None  # loaded by each worker
     else:
         workers = None
@@ -148,7 +146,7 @@ def main(argv=None) -> None:
             options = dict(src_lang=args.src, tgt_lang=args.tgt, num_beams=args.beams,
                            max_new_tokens=args.max_new_tokens, max_source_tokens=args.max_source_tokens)  # fmt: skip
             if workers is not None:
-                translations = _in_workers(workers, chunk, first_line, args.batch_size, options)
+                translations = workers.translate_lines(chunk, first_line, args.batch_size, **options)
             else:
                 translations = translate(chunk, model, tokenizer, batch_size=args.batch_size, on_truncate=warn,
                                          streams=args.streams, **options)  # fmt: skip
@@ -159,21 +157,6 @@ def main(argv=None) -> None:
                 bar.update(len(chunk))
         if bar is not None:
             bar.close()
-
-
-def _threads_per_worker(workers: int) -> int:
-    return max(1, torch.get_num_threads() // workers)
-
-
-def _in_workers(workers: TranslationWorkers, chunk: list[str], first_line: int, batch_size: int, options) -> list:
-    """The translations of `chunk` (lines from `first_line` on), translated by `workers` in batches, longest first."""
-    indices, batches = batches_longest_first(chunk, batch_size)
-    line_numbers = [[first_line + i for i in batch] for batch in indices]
-    translations = [""] * len(chunk)
-    for batch, results in zip(indices, workers.translate(batches, line_numbers, **options)):
-        for i, text in zip(batch, results):
-            translations[i] = text
-    return translations
 
 
 def _stdin_lines():
