@@ -12,7 +12,7 @@ can hang in GNU OpenMP or MKL (`benchmarks/results/2026-11-27-zen5-decoding-proc
 
 import multiprocessing
 import signal
-import threading
+import types
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -20,10 +20,13 @@ from concurrent.futures.process import BrokenProcessPool
 import torch
 from transformers.utils import logging
 
+from .fast_generation import FastDecoder
+from .translation import DEFAULT_BATCH_SIZE, load_model_and_tokenizer, translate
+
 
 logger = logging.get_logger(__name__)
 
-_WORKER = threading.local()  # in a worker process: its model, tokenizer and session, or the error loading them
+_WORKER = types.SimpleNamespace(error=None)  # in a worker process: its model, tokenizer and session, or the error
 
 
 class TranslationWorkers:
@@ -46,7 +49,9 @@ class TranslationWorkers:
     def __exit__(self, *exc_info):
         self.pool.shutdown(wait=True, cancel_futures=True)
 
-    def translate_lines(self, lines: list[str], first_line: int = 1, batch_size: int = 32, **options) -> list[str]:
+    def translate_lines(
+        self, lines: list[str], first_line: int = 1, batch_size: int = DEFAULT_BATCH_SIZE, **options
+    ) -> list[str]:
         """The translations of `lines` (numbered from `first_line` in warnings), in order: batches of `batch_size`,
         longest first, shared out among the workers."""
         indices, batches = batches_longest_first(lines, batch_size)
@@ -88,9 +93,6 @@ def batches_longest_first(texts: list[str], batch_size: int) -> tuple[list[list[
 
 
 def _start_worker(model: str, tokenizer: str | None, threads: int, int8: bool):
-    from .fast_generation import FastDecoder
-    from .translation import load_model_and_tokenizer
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends the workers
     torch.set_num_threads(threads)
     logging.disable_progress_bar()
@@ -102,9 +104,7 @@ def _start_worker(model: str, tokenizer: str | None, threads: int, int8: bool):
 
 
 def _translate(texts: list[str], line_numbers: list[int] | None, options: dict) -> list[str]:
-    from .translation import translate
-
-    if getattr(_WORKER, "error", None) is not None:
+    if _WORKER.error is not None:
         raise _WORKER.error
     return translate(
         texts, _WORKER.model, _WORKER.tokenizer, streams=1, batch_size=len(texts) or 1,
