@@ -19,6 +19,9 @@ Systems (`--systems`, comma-separated):
   zhen-streams-{fp32,bf16,int8}     the default session decoding several batches at once, each in its own thread
                                     (`FastDecoder.map` with `zhen.hardware.decoding_streams`), longest batches
                                     first: what zhen.translate does
+  zhen-workers-{fp32,bf16,int8}     the default session in as many spawned worker processes as zhen's streams, each with
+                                    its share of the threads and its own copy of the model, longest batches first: how
+                                    `zhen-translate --workers` decodes (CPU; peak memory is the parent's only)
   zhen-nographs-{fp32,bf16}         the same session without CUDA graphs (`cuda_graphs=False`): what they gain on a GPU
   ct2-marian-{float32,int8}         CTranslate2 on the Marian model converted by its Transformers converter
   ct2-zhen-{float32,int8}           CTranslate2 on the zhen model converted by zhen.convert_ctranslate2
@@ -103,6 +106,8 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
                 b["input_ids"], b["attention_mask"], ZH, num_beams=beams, max_new_tokens=n, min_new_tokens=n
             )
         )
+    if family == "zhen" and kind == "workers":
+        return longest_first(in_workers(size, variant, precision, device))
     attn = "sdpa" if kind in (*SESSIONS, "generate", "streams") else kind
     model = (
         marian_model(size, attn, dropout=0.0) if family == "marian" else zhen_model(size, variant, attn, 0.0)
@@ -153,6 +158,49 @@ def in_threads(generate, device: str):
         return list(in_streams(lambda b: generate(b, beams, n), batches, decoding_streams(device)))
 
     return longest_first(all_batches)
+
+
+def in_workers(size: str, variant: str, precision: str, device: str):
+    """`generate(batches, num_beams, new_tokens)` in `decoding_streams` spawned worker processes, each building the
+    same model (seed 0) and holding a default decoding session, as `zhen.translation_workers` does."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from zhen.hardware import decoding_streams
+
+    count = decoding_streams(device)
+    threads = max(1, torch.get_num_threads() // count)
+    pool = ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
+                               initargs=(size, variant, precision, threads))  # fmt: skip
+
+    def all_batches(batches, beams, n):
+        return list(pool.map(_generate_in_worker, batches, [beams] * len(batches), [n] * len(batches)))
+
+    return all_batches
+
+
+_WORKER = {}
+
+
+def _start_worker(size: str, variant: str, precision: str, threads: int):
+    from zhen.fast_generation import FastDecoder
+    from zhen.quantization import quantize_dynamic
+
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model = zhen_model(size, variant, "sdpa", 0.0).eval()
+    if precision == "bf16":
+        model = model.to(torch.bfloat16)
+    elif precision == "int8":
+        model = quantize_dynamic(model)
+    _WORKER["decoder"] = FastDecoder(model).__enter__()
+
+
+def _generate_in_worker(batch: dict, beams: int, n: int) -> torch.Tensor:
+    with torch.inference_mode():
+        return _WORKER["decoder"].generate(batch["input_ids"], batch["attention_mask"], forced_bos_token_id=ZH,
+                                           num_beams=beams, max_new_tokens=n, min_new_tokens=n)  # fmt: skip
 
 
 def longest_first(decode):
