@@ -113,12 +113,7 @@ def build_generator(system: str, size: str, variant: str, workdir: str, device: 
         marian_model(size, attn, dropout=0.0) if family == "marian" else zhen_model(size, variant, attn, 0.0)
     ).eval()
     model.to(device)
-    if precision == "bf16":
-        model = model.to(torch.bfloat16)
-    elif precision == "int8":
-        from zhen.quantization import quantize_dynamic
-
-        model = quantize_dynamic(model)
+    model = in_precision(model, precision)
     if family == "zhen" and kind in SESSIONS:  # as `zhen.translate` decodes: one session for all batches
         from zhen.fast_generation import FastDecoder
         from zhen.hardware import decoding_streams
@@ -160,6 +155,17 @@ def in_threads(generate, device: str):
     return longest_first(all_batches)
 
 
+def in_precision(model, precision: str):
+    """`model` with bf16 weights, int8 (`zhen.quantization`), or as it is (fp32)."""
+    if precision == "bf16":
+        return model.to(torch.bfloat16)
+    if precision == "int8":
+        from zhen.quantization import quantize_dynamic
+
+        return quantize_dynamic(model)
+    return model
+
+
 def in_workers(size: str, variant: str, precision: str, device: str):
     """`generate(batches, num_beams, new_tokens)` in `decoding_streams` spawned worker processes, each building the
     same model (seed 0) and holding a default decoding session, as `zhen.translation_workers` does."""
@@ -184,17 +190,11 @@ _WORKER = {}
 
 def _start_worker(size: str, variant: str, precision: str, threads: int):
     from zhen.fast_generation import FastDecoder
-    from zhen.quantization import quantize_dynamic
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = zhen_model(size, variant, "sdpa", 0.0).eval()
-    if precision == "bf16":
-        model = model.to(torch.bfloat16)
-    elif precision == "int8":
-        model = quantize_dynamic(model)
-    _WORKER["decoder"] = FastDecoder(model).__enter__()
+    _WORKER["decoder"] = FastDecoder(in_precision(zhen_model(size, variant, "sdpa", 0.0).eval(), precision)).__enter__()
 
 
 def _generate_in_worker(batch: dict, beams: int, n: int) -> torch.Tensor:

@@ -335,8 +335,9 @@ _ENCODING = threading.local()
 
 
 _LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.Lock]" = weakref.WeakKeyDictionary()
-_OPEN: "weakref.WeakKeyDictionary[nn.Module, tuple[FastDecoder, int]]" = weakref.WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()
+# The session open for each model, and the thread that opened it ([`FastDecoder.open_in_this_thread`]).
+_OPEN: "weakref.WeakKeyDictionary[nn.Module, tuple[FastDecoder, int]]" = weakref.WeakKeyDictionary()
 
 
 def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
