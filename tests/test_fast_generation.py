@@ -48,10 +48,13 @@ def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
 
 
 # How the decoder runs: the plain steps with the model's weights, float32 weights packed by oneDNN or by MKL, or the
-# static-shape steps that a GPU captures as CUDA graphs (run eagerly here).
+# static-shape steps that a GPU captures as CUDA graphs (run eagerly here). On a CPU a session runs the layers inline
+# by default; "module-layers" runs them through their modules' forwards, as on a GPU.
 # "matmul-attention": attention's products as batched matmuls, where a CPU without FBGEMM takes them.
 SESSIONS = {"plain": dict(weights="plain"), "packed": dict(weights="packed"), "packed-mkl": dict(weights="packed"),
             "static-shapes": dict(weights="plain", cuda_graphs=True),
+            "module-layers": dict(weights="plain", inline_layers=False),
+            "static-shapes-module-layers": dict(weights="plain", cuda_graphs=True, inline_layers=False),
             "matmul-attention": dict(weights="plain")}  # fmt: skip
 MACHINES = {"packed-mkl": dict(onednn_packing="off"), "matmul-attention": dict(fbgemm="off")}
 
@@ -696,3 +699,69 @@ def test_the_row_indices_kept_for_row_sums_stay_few():
         assert len(fast_generation._ROW_INDEX) <= fast_generation.MAX_ROW_INDICES
     assert index.view(4, 2, -1)[3, 1].tolist() == list(range(600, 600 + length))
     assert offsets.tolist() == list(range(0, 8 * length, length))
+
+
+def decoder_steps_of(decoder: FastDecoder, input_ids, attention_mask, num_beams: int, inline_layers: bool):
+    """The session's decoder steps for a batch, as `FastDecoder.generate` builds them."""
+    in_bf16 = decoder.weights == "bf16"
+    with torch.autocast("cpu", torch.bfloat16, enabled=in_bf16):
+        encoder_states = decoder.encode(input_ids, attention_mask)
+        return DecoderSteps(decoder.model, encoder_states, attention_mask, num_beams, 8,
+                            torch.float32 if in_bf16 else None, Workspace(), inline_layers)  # fmt: skip
+
+
+@pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
+@pytest.mark.parametrize("weights", ["plain", "packed", "bf16", "int8"])
+def test_inline_layers_compute_exactly_what_the_layers_forwards_compute(position_embedding_type, normalize_before,
+                                                                         weights):  # fmt: skip
+    """Bit for bit, step after step (and under a self-attention mask, as static-shape steps attend), in every
+    session a CPU opens."""
+    from zhen.quantization import quantize_dynamic
+
+    model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
+    if weights == "int8":
+        model, weights = quantize_dynamic(model), "plain"
+    input_ids, attention_mask = padded_sources()
+    with torch.inference_mode(), FastDecoder(model, weights=weights) as decoder:
+        inline, modules = (decoder_steps_of(decoder, input_ids, attention_mask, 2, flag) for flag in (True, False))
+        tokens = torch.randint(6, 600, (len(input_ids) * 2, 6), generator=torch.Generator().manual_seed(0))
+        for position in range(tokens.shape[1]):
+            assert torch.equal(inline.step(tokens[:, position], position), modules.step(tokens[:, position], position))
+        mask = torch.tensor([0.0, torch.finfo(torch.float32).min, 0.0]).view(1, 1, 1, 3)
+        position_ids = torch.full((1, 1), 2)
+        inline.cache.position = modules.cache.position = 2
+        assert torch.equal(
+            inline.run_layers(tokens[:, :1], position_ids, mask), modules.run_layers(tokens[:, :1], position_ids, mask)
+        )
+
+
+def test_a_session_runs_the_layers_modules_where_hooks_or_training_need_them():
+    """Forward hooks run only in module calls, and inline layers leave out dropout: with either, a session runs the
+    layers through their forwards (and the hooks see every step)."""
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=6, min_new_tokens=6)
+    assert fast_generation.inline_layers_work(model)
+    with FastDecoder(model) as decoder:
+        expected = decoder.generate(input_ids, attention_mask, **kwargs)
+    calls = []
+    handle = model.get_decoder().layers[1].register_forward_hook(lambda *args: calls.append(1))
+    assert not fast_generation.inline_layers_work(model)
+    with FastDecoder(model) as decoder:
+        assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected)
+    handle.remove()
+    assert len(calls) == 6 and fast_generation.inline_layers_work(model)
+    handle = torch.nn.modules.module.register_module_forward_pre_hook(lambda *args: None)
+    try:
+        assert not fast_generation.inline_layers_work(model)
+    finally:
+        handle.remove()
+    model.get_decoder().train()
+    assert not fast_generation.inline_layers_work(model)
+
+
+@pytest.mark.parametrize("device,expected", [("cpu", True), ("meta", False)])
+def test_sessions_inline_the_layers_on_a_cpu_only_by_default(device, expected):
+    model = tiny_model(vocab_size=40).to(device)
+    assert FastDecoder(model).inline_layers is expected
+    assert FastDecoder(model, inline_layers=not expected).inline_layers is not expected

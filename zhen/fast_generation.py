@@ -4,7 +4,8 @@
 `generate(model, input_ids, attention_mask, forced_bos_token_id=..., num_beams=...)` returns the token ids of
 `model.generate(...)` with the same arguments (greedy, or beam search with Transformers' length penalty and early
 stopping rules), with far less work around the model at each step. The decoder is the model's own: every step runs
-each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forward. What differs is around it:
+each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forward (or, on a CPU, the same
+operations with its modules' forwards called directly: [`inline_decoder_layer`]). What differs is around it:
 
 - [`StaticDecodingCache`]: a key/value cache preallocated for the whole output, written in place through the cache
   API the layers already use; beam reordering copies only the rows whose history changes (most beams keep theirs),
@@ -120,9 +121,14 @@ class FastDecoder:
         cuda_graphs (`bool`, *optional*): run each decoder step as a replayed CUDA graph ([`StaticDecoderSteps`]).
             Defaults to `True` for a model on a CUDA GPU whose positions allow it ([`cuda_graphs_work`]). `True` with
             a model on the CPU runs the same static-shape steps eagerly (how the CPU tests check them).
+        inline_layers (`bool`, *optional*): run each decoding step's layers as [`inline_decoder_layer`] does, the
+            same operations as the layers' forwards without their module calls, where the model allows it
+            ([`inline_layers_work`]). Defaults to `True` on a CPU, where a step of a few rows costs what its Python
+            costs; a GPU runs the layers' own forwards (or replays them as CUDA graphs).
     """
 
-    def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None):
+    def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
+                 inline_layers: bool | None = None):  # fmt: skip
         if weights not in WEIGHTS:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
@@ -135,6 +141,7 @@ class FastDecoder:
                 "be captured (its frequencies follow the longest position, read on the host); use cuda_graphs=False."
             )
         self.attends_by_row_sums = model.device.type == "cpu" and current_hardware().fbgemm == "on"
+        self.inline_layers = model.device.type == "cpu" if inline_layers is None else inline_layers
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
         self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
@@ -284,7 +291,7 @@ class FastDecoder:
             encoder_states = self.encode(input_ids, attention_mask)
             attention_dtype = torch.float32 if in_bf16 else None
             arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens, attention_dtype,
-                         self.workspace)  # fmt: skip
+                         self.workspace, self.inline_layers and inline_layers_work(model))  # fmt: skip
             if self.cuda_graphs:
                 steps = StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
             else:
@@ -754,11 +761,15 @@ class DecoderSteps:
     shares_first_steps = True
 
     def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int,
-                 attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None):  # fmt: skip
+                 attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None,
+                 inline_layers: bool = False):  # fmt: skip
         """`attention_dtype`: what the decoder's attention computes in, where the encoder's output comes in another
         (a bf16 session: bf16 encoder output, float32 attention); by default the encoder output's. `workspace`: the
-        session's kept memory (by default new memory)."""
+        session's kept memory (by default new memory). `inline_layers`: run the layers as [`inline_decoder_layer`]
+        does (the model must allow it: [`inline_layers_work`])."""
         self.decoder = model.get_decoder()
+        self.inline_layers = inline_layers
+        self.rotate = sys.modules[type(model).__module__].apply_rotary_pos_emb  # Hub custom code has its own copy
         self.lm_head = model.lm_head
         batch = len(encoder_hidden_states)
         self.rows, self.device = batch * num_beams, encoder_hidden_states.device
@@ -788,6 +799,12 @@ class DecoderSteps:
     def run_layers(self, tokens, position_ids, self_attention_mask) -> torch.Tensor:
         hidden_states, position_embeddings = self.decoder.embed(tokens, None, position_ids)
         for layer in self.decoder.layers:
+            if self.inline_layers:
+                hidden_states = inline_decoder_layer(
+                    layer, hidden_states, self.cache, self_attention_mask, self.source_bias, position_embeddings,
+                    self.rotate,
+                )  # fmt: skip
+                continue
             hidden_states = layer(
                 hidden_states,
                 self_attention_mask,
@@ -824,6 +841,60 @@ class DecoderSteps:
         self.cache.keep(rows, sentences, length)
         self.source_bias = self.source_bias.index_select(0, sentences)
         self.rows = len(rows)
+
+
+def inline_layers_work(model) -> bool:
+    """Whether [`inline_decoder_layer`] computes what `model`'s decoder layers compute: in eval mode (it leaves out
+    dropout), with no forward hooks (which only module calls run)."""
+    module = torch.nn.modules.module
+    if module._global_forward_hooks or module._global_forward_pre_hooks:
+        return False
+    decoder = model.get_decoder()
+    return not decoder.training and not any(m._forward_hooks or m._forward_pre_hooks for m in decoder.modules())
+
+
+def inline_decoder_layer(layer, hidden_states, cache, self_bias, source_bias, position_embeddings, rotate):
+    """`layer(hidden_states, ...)` for one decoding step of a `ZhenDecoderLayer` in eval mode: the same operations in
+    the same order (the same numbers), with each module's `forward` called directly and attention by
+    [`decoding_attention`], without the ~20 module calls, keyword arguments and attention-interface look-ups a
+    layer's forward makes. On a CPU a step of a few rows is mostly the cost of issuing its operations, and threads
+    decoding at once ([`FastDecoder.map`]) share one interpreter for it."""
+    normalize_before = layer.normalize_before
+    hidden_states = _residual(hidden_states, layer.self_attn_layer_norm, normalize_before, _self_attention,
+                              layer.self_attn, cache, self_bias, position_embeddings, rotate)  # fmt: skip
+    hidden_states = _residual(hidden_states, layer.encoder_attn_layer_norm, normalize_before, _cross_attention,
+                              layer.encoder_attn, cache, source_bias)  # fmt: skip
+    return _residual(hidden_states, layer.final_layer_norm, normalize_before, _feed_forward, layer.mlp)
+
+
+def _residual(hidden_states, norm, normalize_before: bool, branch: Callable, *args) -> torch.Tensor:
+    """A residual block: `x + branch(norm(x))` pre-norm, `norm(x + branch(x))` post-norm."""
+    if normalize_before:
+        return hidden_states + branch(norm.forward(hidden_states), *args)
+    return norm.forward(hidden_states + branch(hidden_states, *args))
+
+
+def _self_attention(hidden_states, attention, cache, bias, position_embeddings, rotate) -> torch.Tensor:
+    query, key, value = attention.split_heads(attention.qkv_proj.forward(hidden_states), 3)
+    if position_embeddings is not None:
+        query, key = rotate(query, key, *position_embeddings)
+    key, value = cache.update(key, value, attention.layer_idx)
+    return _attend(attention, hidden_states, query, key, value, bias)
+
+
+def _cross_attention(hidden_states, attention, cache, bias) -> torch.Tensor:
+    (query,) = attention.split_heads(attention.q_proj.forward(hidden_states), 1)
+    source = cache.layers[attention.layer_idx]
+    return _attend(attention, hidden_states, query, source.keys, source.values, bias)
+
+
+def _attend(attention, hidden_states, query, key, value, bias) -> torch.Tensor:
+    output, _ = decoding_attention(attention, query, key, value, bias, attention.scaling)
+    return attention.out_proj.forward(output.reshape(*hidden_states.shape[:-1], -1).contiguous())
+
+
+def _feed_forward(hidden_states, mlp) -> torch.Tensor:
+    return mlp.forward(hidden_states)
 
 
 class StaticDecoderSteps(DecoderSteps):
