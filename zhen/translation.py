@@ -28,7 +28,9 @@ from .tokenization_zhen import normalize_lang
 
 logger = logging.get_logger(__name__)
 
-DEFAULT_BATCH_SIZE = 32
+# Texts per batch: a decoding step of a few rows costs what issuing its operations costs, which 64 rows share better
+# than 32 on a CPU (benchmarks/results/2026-11-27-zen5-inline-layers-batch-64.md).
+DEFAULT_BATCH_SIZE = 64
 
 
 def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None, int8: bool = False):
@@ -179,8 +181,9 @@ def translate(
             Target language, `"en"` or `"zh"`. Required: its code is forced as the first generated token.
         num_beams (`int`, *optional*):
             Beam size; defaults to the checkpoint's generation config (greedy if it sets none).
-        batch_size (`int`, *optional*, defaults to 32):
-            Texts per `generate` call.
+        batch_size (`int`, *optional*, defaults to 64):
+            Texts per `generate` call (with beam search, `num_beams` decoder rows each). Lower it to bound memory:
+            each stream's caches grow with batch size x beams x output length.
         max_new_tokens (`int`, *optional*):
             Most tokens to generate per text. Defaults, per batch, to `1.5 * longest source + 10`, at most 512. Never
             more than the decoder's position table holds.
