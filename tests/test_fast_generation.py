@@ -4,6 +4,7 @@ their own; with MKL-packed weights and without (forced with `zhen.hardware`); ne
 autocast as on a CPU with native bf16; and leaving the model exactly as it found it."""
 
 import itertools
+import threading
 
 import pytest
 import torch
@@ -765,3 +766,43 @@ def test_sessions_inline_the_layers_on_a_cpu_only_by_default(device, expected):
     model = tiny_model(vocab_size=40).to(device)
     assert FastDecoder(model).inline_layers is expected
     assert FastDecoder(model, inline_layers=not expected).inline_layers is not expected
+
+
+class SubclassedModel(ZhenForConditionalGeneration):
+    """A user's subclass, defined in a module (this test file) without the modeling file's functions."""
+
+
+@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+def test_a_subclass_defined_elsewhere_decodes_with_its_modeling_files_functions(attn_implementation):
+    """RoPE's rotation (inline layers) and eager attention (the encoder) come from the modeling file of the model's
+    class or of the first of its bases that has one: zhen's, or a checkpoint's Hub custom code copy."""
+    torch.manual_seed(0)
+    config = ZhenConfig.from_preset("tiny", vocab_size=600, position_embedding_type="rope")
+    model = SubclassedModel._from_config(config, attn_implementation=attn_implementation).eval()
+    input_ids, attention_mask = padded_sources()
+    assert FastDecoder(model).inline_layers
+    assert_same_as_generate(model, input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8)
+    with pytest.raises(AttributeError, match="no_such_function"):
+        fast_generation.modeling_function(model, "no_such_function")
+
+
+def test_a_second_session_in_the_same_thread_raises_instead_of_waiting_forever():
+    """A session holds its model's lock: a second one from another thread waits for it, but one from the same thread
+    (`fast_generation.generate` inside a `with FastDecoder(model)` block) would wait for itself."""
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    outcome = []
+
+    def nested():
+        with FastDecoder(model):
+            try:
+                generate(model, input_ids, attention_mask, max_new_tokens=3)
+            except RuntimeError as error:
+                outcome.append(str(error))
+
+    thread = threading.Thread(target=nested, daemon=True)
+    thread.start()
+    thread.join(timeout=60)
+    assert not thread.is_alive(), "the second session waited for the first"
+    assert outcome and "already open in this thread" in outcome[0]
+    assert generate(model, input_ids, attention_mask, max_new_tokens=3).shape[0] == len(input_ids)  # lock released

@@ -105,7 +105,8 @@ class FastDecoder:
     """A decoding session: inside `with FastDecoder(model) as decoder:`, `decoder.generate(...)` translates batch after
     batch with the model's decoder layers switched to fast decoding (see the module docstring); on exit the model is
     exactly as it was. Weights must not change inside the block (none of zhen's code does so). One session at a time
-    per model: a second one, from another thread, waits. Within a session, threads may decode batches at once
+    per model: a second one, from another thread, waits; from the same thread, it raises. Within a session, threads
+    may decode batches at once
     ([`FastDecoder.map`]).
 
     Args:
@@ -147,6 +148,11 @@ class FastDecoder:
         self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
 
     def __enter__(self) -> "FastDecoder":
+        if FastDecoder.open_in_this_thread(self.model) is not None:  # its lock is this thread's: waiting never ends
+            raise RuntimeError(
+                "A FastDecoder session for this model is already open in this thread; decode in it (its `generate`, "
+                "or zhen.translate, which uses it) or close it before opening another."
+            )
         self.lock.acquire()
         try:
             config = self.model.config
@@ -324,12 +330,22 @@ class FastDecoder:
         if implementation in ALL_ATTENTION_FUNCTIONS:
             _ENCODING.attention = ALL_ATTENTION_FUNCTIONS[implementation]
         else:  # "eager": the model file's own function (Hub custom code has its own copy)
-            _ENCODING.attention = sys.modules[type(self.model).__module__].eager_attention_forward
+            _ENCODING.attention = modeling_function(self.model, "eager_attention_forward")
         _ENCODING.implementation = implementation
         try:
             yield
         finally:
             _ENCODING.attention = _ENCODING.implementation = None
+
+
+def modeling_function(model, name: str) -> Callable:
+    """The function `name` of the modeling file `model` comes from: zhen's, or a checkpoint's Hub custom code copy,
+    also for a subclass defined elsewhere (the first class of its MRO whose module has it)."""
+    for cls in type(model).__mro__:
+        function = getattr(sys.modules.get(cls.__module__), name, None)
+        if function is not None:
+            return function
+    raise AttributeError(f"No modeling file among the modules of {type(model).__name__}'s classes defines {name}.")
 
 
 # Whether this thread's decoding takes attention's float32 products as FBGEMM row sums (`zhen.hardware`: `fbgemm`),
@@ -769,7 +785,7 @@ class DecoderSteps:
         does (the model must allow it: [`inline_layers_work`])."""
         self.decoder = model.get_decoder()
         self.inline_layers = inline_layers
-        self.rotate = sys.modules[type(model).__module__].apply_rotary_pos_emb  # Hub custom code has its own copy
+        self.rotate = modeling_function(model, "apply_rotary_pos_emb")
         self.lm_head = model.lm_head
         batch = len(encoder_hidden_states)
         self.rows, self.device = batch * num_beams, encoder_hidden_states.device
