@@ -106,8 +106,7 @@ class FastDecoder:
     batch with the model's decoder layers switched to fast decoding (see the module docstring); on exit the model is
     exactly as it was. Weights must not change inside the block (none of zhen's code does so). One session at a time
     per model: a second one, from another thread, waits; from the same thread, it raises. Within a session, threads
-    may decode batches at once
-    ([`FastDecoder.map`]).
+    may decode batches at once ([`FastDecoder.map`]).
 
     Args:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
@@ -820,15 +819,15 @@ class DecoderSteps:
                     layer, hidden_states, self.cache, self_attention_mask, self.source_bias, position_embeddings,
                     self.rotate,
                 )  # fmt: skip
-                continue
-            hidden_states = layer(
-                hidden_states,
-                self_attention_mask,
-                None,  # the source's keys and values are in the cache
-                encoder_attention_mask=self.source_bias,
-                position_embeddings=position_embeddings,
-                cache=self.cache,
-            )
+            else:
+                hidden_states = layer(
+                    hidden_states,
+                    self_attention_mask,
+                    None,  # the source's keys and values are in the cache
+                    encoder_attention_mask=self.source_bias,
+                    position_embeddings=position_embeddings,
+                    cache=self.cache,
+                )
         return self.decoder.layer_norm(hidden_states)[:, 0]
 
     def logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
