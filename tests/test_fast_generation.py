@@ -702,15 +702,6 @@ def test_the_row_indices_kept_for_row_sums_stay_few():
     assert offsets.tolist() == list(range(0, 8 * length, length))
 
 
-def decoder_steps_of(decoder: FastDecoder, input_ids, attention_mask, num_beams: int, inline_layers: bool):
-    """The session's decoder steps for a batch, as `FastDecoder.generate` builds them."""
-    in_bf16 = decoder.weights == "bf16"
-    with torch.autocast("cpu", torch.bfloat16, enabled=in_bf16):
-        encoder_states = decoder.encode(input_ids, attention_mask)
-        return DecoderSteps(decoder.model, encoder_states, attention_mask, num_beams, 8,
-                            torch.float32 if in_bf16 else None, Workspace(), inline_layers)  # fmt: skip
-
-
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
 @pytest.mark.parametrize("weights", ["plain", "packed", "bf16", "int8"])
 def test_inline_layers_compute_exactly_what_the_layers_forwards_compute(position_embedding_type, normalize_before,
@@ -724,7 +715,9 @@ def test_inline_layers_compute_exactly_what_the_layers_forwards_compute(position
         model, weights = quantize_dynamic(model), "plain"
     input_ids, attention_mask = padded_sources()
     with torch.inference_mode(), FastDecoder(model, weights=weights) as decoder:
-        inline, modules = (decoder_steps_of(decoder, input_ids, attention_mask, 2, flag) for flag in (True, False))
+        inline, modules = (  # each in memory of its own: neither reads a cache the other wrote
+            decoder.decoder_steps(input_ids, attention_mask, 2, 8, flag, Workspace()) for flag in (True, False)
+        )
         tokens = torch.randint(6, 600, (len(input_ids) * 2, 6), generator=torch.Generator().manual_seed(0))
         for position in range(tokens.shape[1]):
             assert torch.equal(inline.step(tokens[:, position], position), modules.step(tokens[:, position], position))

@@ -287,20 +287,8 @@ class FastDecoder:
         )
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
-        device_type = input_ids.device.type
         _DECODING.row_sums = self.attends_by_row_sums
-        in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
-        # In bf16 the encoder, and the source's keys and values for cross-attention, run under autocast; the decoder's
-        # norms, attention and cache stay float32.
-        with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
-            encoder_states = self.encode(input_ids, attention_mask)
-            attention_dtype = torch.float32 if in_bf16 else None
-            arguments = (model, encoder_states, attention_mask, num_beams, 1 + max_new_tokens, attention_dtype,
-                         self.workspace, self.inline_layers and inline_layers_work(model))  # fmt: skip
-            if self.cuda_graphs:
-                steps = StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
-            else:
-                steps = DecoderSteps(*arguments)
+        steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens)
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if length_penalty is None:
@@ -311,6 +299,24 @@ class FastDecoder:
             raise ValueError(f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}")
         return beam_search(steps, len(input_ids), num_beams, length_penalty, early_stopping, num_return_sequences,
                            **options)  # fmt: skip
+
+    def decoder_steps(self, input_ids, attention_mask, num_beams: int, max_length: int,
+                      inline_layers: bool | None = None, workspace: "Workspace | None" = None):  # fmt: skip
+        """The batch encoded and its decoder steps as this session runs them. By default the session's choice of
+        `inline_layers` and this thread's kept memory (`workspace`)."""
+        device_type = input_ids.device.type
+        in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
+        inline_layers = self.inline_layers if inline_layers is None else inline_layers
+        # In bf16 the encoder, and the source's keys and values for cross-attention, run under autocast; the decoder's
+        # norms, attention and cache stay float32.
+        with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
+            encoder_states = self.encode(input_ids, attention_mask)
+            attention_dtype = torch.float32 if in_bf16 else None
+            arguments = (self.model, encoder_states, attention_mask, num_beams, max_length, attention_dtype,
+                         workspace or self.workspace, inline_layers and inline_layers_work(self.model))  # fmt: skip
+            if self.cuda_graphs:
+                return StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
+            return DecoderSteps(*arguments)
 
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """The encoder's output `(batch, source_length, d_model)`; on a CPU computed on the real tokens alone, packed
