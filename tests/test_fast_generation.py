@@ -9,7 +9,7 @@ import threading
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware
+from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware, layer_steps
 from zhen.fast_generation import (
     Bf16Linear,
     Bf16ReluMLP,
@@ -20,8 +20,7 @@ from zhen.fast_generation import (
     Workspace,
     argmax,
     generate,
-    row_sums,
-    row_sums_fit,
+    row_index,
     session_weights,
     topk,
     unsupported_options,
@@ -49,11 +48,13 @@ def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
 
 
 # How the decoder runs: the plain steps with the model's weights, float32 weights packed by oneDNN or by MKL, or the
-# static-shape steps that a GPU captures as CUDA graphs (run eagerly here). On a CPU a session runs the layers inline
-# by default; "module-layers" runs them through their modules' forwards, as on a GPU.
+# static-shape steps that a GPU captures as CUDA graphs (run eagerly here). On a CPU a session runs the layers as one
+# program compiled by TorchScript by default; "python-layers" runs that program in Python, "module-layers" runs the
+# layers through their modules' forwards, as on a GPU.
 # "matmul-attention": attention's products as batched matmuls, where a CPU without FBGEMM takes them.
 SESSIONS = {"plain": dict(weights="plain"), "packed": dict(weights="packed"), "packed-mkl": dict(weights="packed"),
             "static-shapes": dict(weights="plain", cuda_graphs=True),
+            "python-layers": dict(weights="plain", script_layers=False),
             "module-layers": dict(weights="plain", inline_layers=False),
             "static-shapes-module-layers": dict(weights="plain", cuda_graphs=True, inline_layers=False),
             "matmul-attention": dict(weights="plain")}  # fmt: skip
@@ -669,26 +670,28 @@ def test_row_sums_equal_the_matmuls_of_attention_over_the_caches_they_fit(querie
     fast_generation._DECODING.row_sums = True
     try:
         for left, table in [(weights, cache[:, :, :5]), (query, source_keys), (weights[:3], cache[:3, :, :5])]:
-            assert row_sums_fit(left, table)
-            torch.testing.assert_close(row_sums(left, table), left @ table)
-        assert not row_sums_fit(query, cache[:, :, :5].transpose(-1, -2))  # rows across positions: not rows
-        assert not row_sums_fit(weights.double(), cache[:, :, :5].double())
+            rows = row_index(table, queries)
+            assert rows is not None and layer_steps.rows_fit(table)
+            torch.testing.assert_close(layer_steps.multiply(left, table, rows), left @ table)
+        assert row_index(cache[:, :, :5].transpose(-1, -2), queries) is None  # rows across positions: not rows
+        assert row_index(cache[:, :, :5].double(), queries) is None
         fast_generation._DECODING.row_sums = False
-        assert not row_sums_fit(weights, cache[:, :, :5])
+        assert row_index(cache[:, :, :5], queries) is None
     finally:
         fast_generation._DECODING.row_sums = False
 
 
 @pytest.mark.parametrize("fbgemm", ["on", "off"])
-def test_sessions_attend_by_row_sums_where_the_cpu_has_fbgemm(fbgemm, monkeypatch):
+@pytest.mark.parametrize("inline_layers", [True, False])
+def test_sessions_attend_by_row_sums_where_the_cpu_has_fbgemm(fbgemm, inline_layers, monkeypatch):
     model = tiny_model(vocab_size=40)
     input_ids, attention_mask = padded_sources(vocab_size=40)
-    calls = []
-    monkeypatch.setattr(fast_generation, "row_sums", lambda *args: calls.append(1) or row_sums(*args))
-    with hardware.forced(fbgemm=fbgemm), FastDecoder(model, weights="plain") as decoder:
+    found = []
+    monkeypatch.setattr(fast_generation, "row_index", lambda *args: found.append(row_index(*args)) or found[-1])
+    with hardware.forced(fbgemm=fbgemm), FastDecoder(model, weights="plain", inline_layers=inline_layers) as decoder:
         assert decoder.attends_by_row_sums == (fbgemm == "on")
         actual = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, num_beams=3, max_new_tokens=6)
-    assert bool(calls) == (fbgemm == "on")
+    assert found and any(rows is not None for rows in found) == (fbgemm == "on")
     expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH,
                               num_beams=3, max_new_tokens=6)  # fmt: skip
     assert torch.equal(actual, expected)
@@ -704,29 +707,88 @@ def test_the_row_indices_kept_for_row_sums_stay_few():
 
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
 @pytest.mark.parametrize("weights", ["plain", "packed", "bf16", "int8"])
-def test_inline_layers_compute_exactly_what_the_layers_forwards_compute(position_embedding_type, normalize_before,
-                                                                         weights):  # fmt: skip
-    """Bit for bit, step after step (and under a self-attention mask, as static-shape steps attend), in every
-    session a CPU opens."""
+@pytest.mark.parametrize("row_sums", [True, False])
+def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
+    position_embedding_type, normalize_before, weights, row_sums
+):
+    """Bit for bit, step after step, compiled by TorchScript and in Python, in every session a CPU opens, with
+    attention's products as row sums and as matmuls."""
     from zhen.quantization import quantize_dynamic
 
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     if weights == "int8":
         model, weights = quantize_dynamic(model), "plain"
     input_ids, attention_mask = padded_sources()
-    with torch.inference_mode(), FastDecoder(model, weights=weights) as decoder:
-        inline, modules = (  # each in memory of its own: neither reads a cache the other wrote
-            decoder.decoder_steps(input_ids, attention_mask, 2, 8, flag, Workspace()) for flag in (True, False)
-        )
-        tokens = torch.randint(6, 600, (len(input_ids) * 2, 6), generator=torch.Generator().manual_seed(0))
-        for position in range(tokens.shape[1]):
-            assert torch.equal(inline.step(tokens[:, position], position), modules.step(tokens[:, position], position))
-        mask = torch.tensor([0.0, torch.finfo(torch.float32).min, 0.0]).view(1, 1, 1, 3)
-        position_ids = torch.full((1, 1), 2)
-        inline.cache.position = modules.cache.position = 2
-        assert torch.equal(
-            inline.run_layers(tokens[:, :1], position_ids, mask), modules.run_layers(tokens[:, :1], position_ids, mask)
-        )
+    fast_generation._DECODING.row_sums = row_sums
+    try:
+        with torch.inference_mode(), FastDecoder(model, weights=weights) as decoder:
+            ways = {"scripted": (True, True), "python": (True, False), "modules": (False, False)}
+            runs = {  # each in memory of its own: none reads a cache another wrote
+                name: decoder.decoder_steps(
+                    input_ids, attention_mask, 2, 8, inline_layers=inline, script_layers=script, workspace=Workspace()
+                )  # fmt: skip
+                for name, (inline, script) in ways.items()
+            }
+            assert isinstance(runs["scripted"].layer_steps, torch.jit.ScriptModule)
+            assert type(runs["python"].layer_steps) is layer_steps.DecoderLayerSteps
+            assert runs["modules"].layer_steps is None
+            tokens = torch.randint(6, 600, (len(input_ids) * 2, 6), generator=torch.Generator().manual_seed(0))
+            for position in range(tokens.shape[1]):
+                expected = runs["modules"].step(tokens[:, position], position)
+                for name in ("scripted", "python"):
+                    assert torch.equal(runs[name].step(tokens[:, position], position), expected), (name, position)
+    finally:
+        fast_generation._DECODING.row_sums = False
+
+
+ACTIVATION_KINDS = {"relu": "relu", "gelu": "gelu", "silu": "silu", "swish": "silu", "gelu_new": None}
+
+
+@pytest.mark.parametrize("activation", ACTIVATION_KINDS)
+@pytest.mark.parametrize("weights", ["plain", "bf16", "int8"])
+def test_every_activation_decodes_as_generate_as_one_program_where_it_knows_it(activation, weights):
+    """The program knows ReLU, GELU and SiLU; with another activation (or a module kind it does not know) the layers'
+    forwards run. Either way the session translates as one that runs the layers' forwards."""
+    from zhen.quantization import quantize_dynamic
+
+    model = tiny_model(activation_function=activation)
+    if weights == "int8":
+        model, weights = quantize_dynamic(model), "plain"
+    input_ids, attention_mask = padded_sources()
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=8)
+    with FastDecoder(model, weights=weights) as decoder:
+        program = decoder.layer_steps(script=True)
+        assert (program is None) == (ACTIVATION_KINDS[activation] is None)
+        if program is not None:
+            assert program.layers[0].mlp.activation == ACTIVATION_KINDS[activation]
+        actual = [decoder.generate(input_ids, attention_mask, num_beams=beams, **kwargs) for beams in (1, 3)]
+    with FastDecoder(model, weights=weights, inline_layers=False) as decoder:
+        expected = [decoder.generate(input_ids, attention_mask, num_beams=beams, **kwargs) for beams in (1, 3)]
+    assert all(torch.equal(a, e) for a, e in zip(actual, expected))
+
+
+def test_weights_packed_for_mkl_run_through_the_layers_forwards():
+    model = tiny_model()
+    with hardware.forced(onednn_packing="off", mkl_packing="on"), FastDecoder(model, weights="packed") as decoder:
+        assert decoder.layer_steps(script=True) is None
+
+
+def test_where_torchscript_cannot_compile_the_program_runs_in_python(monkeypatch):
+    def cannot(module):
+        raise RuntimeError("no TorchScript here")
+
+    monkeypatch.setattr(torch.jit, "script", cannot)
+    monkeypatch.setattr(layer_steps, "_SCRIPTING_FAILED", False)
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    with pytest.warns(UserWarning, match="no TorchScript here"), FastDecoder(model) as decoder:
+        assert type(decoder.layer_steps(script=True)) is layer_steps.DecoderLayerSteps
+    assert layer_steps._SCRIPTING_FAILED
+    with FastDecoder(model) as decoder:  # not tried again, no second warning
+        assert type(decoder.layer_steps(script=True)) is layer_steps.DecoderLayerSteps
+    for num_beams in (1, 4):
+        assert_same_as_generate(model, input_ids, attention_mask, session="packed", forced_bos_token_id=ZH,
+                                num_beams=num_beams, max_new_tokens=8)  # fmt: skip
 
 
 def test_a_session_runs_the_layers_modules_where_hooks_or_training_need_them():
@@ -767,8 +829,9 @@ class SubclassedModel(ZhenForConditionalGeneration):
 
 @pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
 def test_a_subclass_defined_elsewhere_decodes_with_its_modeling_files_functions(attn_implementation):
-    """RoPE's rotation (inline layers) and eager attention (the encoder) come from the modeling file of the model's
-    class or of the first of its bases that has one: zhen's, or a checkpoint's Hub custom code copy."""
+    """Eager attention (the encoder) comes from the modeling file of the model's class or of the first of its bases
+    that has one: zhen's, or a checkpoint's Hub custom code copy; the layers as one program rotate by RoPE as the
+    modeling file beside them does."""
     torch.manual_seed(0)
     config = ZhenConfig.from_preset("tiny", vocab_size=600, position_embedding_type="rope")
     model = SubclassedModel._from_config(config, attn_implementation=attn_implementation).eval()

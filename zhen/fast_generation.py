@@ -5,7 +5,7 @@
 `model.generate(...)` with the same arguments (greedy, or beam search with Transformers' length penalty and early
 stopping rules), with far less work around the model at each step. The decoder is the model's own: every step runs
 each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forward (or, on a CPU, the same
-operations with its modules' forwards called directly: [`inline_decoder_layer`]). What differs is around it:
+operations as one program that TorchScript runs without the GIL: `zhen.layer_steps`). What differs is around it:
 
 - [`StaticDecodingCache`]: a key/value cache preallocated for the whole output, written in place through the cache
   API the layers already use; beam reordering copies only the rows whose history changes (most beams keep theirs),
@@ -54,6 +54,7 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterf
 from . import hardware
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
+from .layer_steps import DecoderLayerSteps, RowIndex, attend, decoder_layer_steps, rows_fit, scripted
 from .packing import PACKED_ATTENTION, pack_sources, unpack
 
 
@@ -121,14 +122,18 @@ class FastDecoder:
         cuda_graphs (`bool`, *optional*): run each decoder step as a replayed CUDA graph ([`StaticDecoderSteps`]).
             Defaults to `True` for a model on a CUDA GPU whose positions allow it ([`cuda_graphs_work`]). `True` with
             a model on the CPU runs the same static-shape steps eagerly (how the CPU tests check them).
-        inline_layers (`bool`, *optional*): run each decoding step's layers as [`inline_decoder_layer`] does, the
-            same operations as the layers' forwards without their module calls, where the model allows it
-            ([`inline_layers_work`]). Defaults to `True` on a CPU, where a step of a few rows costs what its Python
+        inline_layers (`bool`, *optional*): run each decoding step's layers as one program,
+            [`zhen.layer_steps.DecoderLayerSteps`]: the same operations as the layers' forwards, without their module
+            calls, where the model allows it ([`inline_layers_work`]) and its session modules are of kinds the
+            program knows. Defaults to `True` on a CPU, where a step of a few rows costs what issuing its operations
             costs; a GPU runs the layers' own forwards (or replays them as CUDA graphs).
+        script_layers (`bool`, *optional*, defaults to `True`): compile that program with TorchScript, whose
+            interpreter runs a step's layers in one call without Python's GIL, so that threads decoding at once
+            ([`FastDecoder.map`]) run side by side; `False` runs it in Python.
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
-                 inline_layers: bool | None = None):  # fmt: skip
+                 inline_layers: bool | None = None, script_layers: bool = True):  # fmt: skip
         if weights not in WEIGHTS:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
@@ -142,6 +147,9 @@ class FastDecoder:
             )
         self.attends_by_row_sums = model.device.type == "cpu" and current_hardware().fbgemm == "on"
         self.inline_layers = model.device.type == "cpu" if inline_layers is None else inline_layers
+        self.script_layers = script_layers
+        self.programs: dict[bool, DecoderLayerSteps | None] = {}  # the session's layer steps, by whether scripted
+        self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
         self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
@@ -174,6 +182,7 @@ class FastDecoder:
             setattr(parent, name, original)
         self.swapped.clear()
         self.workspaces.clear()
+        self.programs.clear()
         if hasattr(self, "attn_implementation"):
             self.model.config._attn_implementation_internal = self.attn_implementation
         self.lock.release()
@@ -301,22 +310,37 @@ class FastDecoder:
                            **options)  # fmt: skip
 
     def decoder_steps(self, input_ids, attention_mask, num_beams: int, max_length: int,
-                      inline_layers: bool | None = None, workspace: "Workspace | None" = None):  # fmt: skip
+                      inline_layers: bool | None = None, script_layers: bool | None = None,
+                      workspace: "Workspace | None" = None):  # fmt: skip
         """The batch encoded and its decoder steps as this session runs them. By default the session's choice of
-        `inline_layers` and this thread's kept memory (`workspace`)."""
+        `inline_layers` and `script_layers` and this thread's kept memory (`workspace`)."""
         device_type = input_ids.device.type
         in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
         inline_layers = self.inline_layers if inline_layers is None else inline_layers
+        script_layers = self.script_layers if script_layers is None else script_layers
+        # Under the caller's autocast the session's products compute as autocast has them: the layers' forwards run.
+        inline_layers = inline_layers and inline_layers_work(self.model) and not torch.is_autocast_enabled(device_type)
+        layer_steps = self.layer_steps(script_layers) if inline_layers else None
         # In bf16 the encoder, and the source's keys and values for cross-attention, run under autocast; the decoder's
         # norms, attention and cache stay float32.
         with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
             encoder_states = self.encode(input_ids, attention_mask)
             attention_dtype = torch.float32 if in_bf16 else None
             arguments = (self.model, encoder_states, attention_mask, num_beams, max_length, attention_dtype,
-                         workspace or self.workspace, inline_layers and inline_layers_work(self.model))  # fmt: skip
+                         workspace or self.workspace, layer_steps)  # fmt: skip
             if self.cuda_graphs:
                 return StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
             return DecoderSteps(*arguments)
+
+    def layer_steps(self, script: bool) -> "DecoderLayerSteps | None":
+        """The decoder's layers as one program over this session's modules ([`zhen.layer_steps.decoder_layer_steps`]),
+        compiled by TorchScript with `script` (where it can be); None where the program does not know one of them
+        (the layers' forwards run). Made once per session."""
+        with self.programs_lock:
+            if script not in self.programs:
+                steps = decoder_layer_steps(self.model.get_decoder())
+                self.programs[script] = scripted(steps) if script and steps is not None else steps
+            return self.programs[script]
 
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """The encoder's output `(batch, source_length, d_model)`; on a CPU computed on the real tokens alone, packed
@@ -550,55 +574,24 @@ class Bf16ReluMLP(nn.Module):
 
 
 def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    """Attention of one new token per row, as `eager_attention_forward` computes it (softmax in float32). In
-    cross-attention the source's keys and values are held once per sentence, `(batch, heads, source, head_dim)`, and
-    the `rows = batch * beams` queries of a sentence attend as one block. Float32 products on the CPU are weighted
-    sums of cache rows ([`row_sums`]) where the cache's layout allows, else batched matmuls."""
-    rows, heads = query.shape[:2]
-    batch = key.shape[0]
-    if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
-        query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
-    # Batched products of a few rows are several times faster on contiguous operands than on the projections' views.
-    scores = product(query.contiguous(), key.transpose(-1, -2))  # keys by dimension: (batch, heads, d, positions)
-    scores = (scores if scores.dtype == torch.float32 else scores.float()) * scaling  # no call for a no-op cast
-    if attention_mask is not None:
-        scores = scores + attention_mask
-    weights = scores.softmax(-1)
-    weights = weights if value.dtype == torch.float32 else weights.to(value.dtype)
-    output = product(weights, value)  # (batch, heads, queries, d)
-    if batch != rows:
-        return output.transpose(1, 2).reshape(rows, 1, heads, -1), None
-    return output.transpose(1, 2), None
+    """Attention of one new token per row ([`zhen.layer_steps.attend`]: as `eager_attention_forward` computes it,
+    softmax in float32). In cross-attention the source's keys and values are held once per sentence, `(batch, heads,
+    source, head_dim)`, and the `rows = batch * beams` queries of a sentence attend as one block. Float32 products on
+    the CPU are weighted sums of cache rows ([`row_index`]) where the cache's layout allows, else batched matmuls."""
+    queries = len(query) // len(key)
+    output = attend(query, key, value, attention_mask, scaling, row_index(key.transpose(-1, -2), queries),
+                    row_index(value, queries))  # fmt: skip
+    return output, None
 
 
-def product(weights: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
-    """`weights @ table`: as [`row_sums`] where they fit ([`row_sums_fit`]), else a batched matmul."""
-    return row_sums(weights, table) if row_sums_fit(weights, table) else torch.matmul(weights, table)
-
-
-def row_sums_fit(weights: torch.Tensor, table: torch.Tensor) -> bool:
-    """Whether `weights @ table` (`(n, heads, queries, k) @ (n, heads, k, m)`) can be taken as weighted sums of the
-    rows of `table`: in a session that does so (on a CPU with FBGEMM), float32, each `table[i, j]` `k` rows of `m`
-    values one after the other, the `(i, j)` blocks at a fixed stride (a cache's rows are followed by its unwritten
-    ones)."""
-    if not (getattr(_DECODING, "row_sums", False) and table.dtype == weights.dtype == torch.float32):
-        return False
+def row_index(table: torch.Tensor, queries: int) -> "RowIndex | None":
+    """The rows of `table` that [`zhen.layer_steps.multiply`] sums for `weights @ table`, `queries` rows of weights a
+    block, where this thread's decoding takes products as FBGEMM's weighted row sums (a session on a CPU with FBGEMM)
+    and the table's layout allows ([`zhen.layer_steps.rows_fit`]); else None."""
+    if not (getattr(_DECODING, "row_sums", False) and rows_fit(table)):
+        return None
     n, heads, k, m = table.shape
-    block = table.stride(1)
-    rows_apart = table.stride(3) == 1 and table.stride(2) == m and block % m == 0 and block >= k * m
-    return rows_apart and table.stride(0) == heads * block
-
-
-def row_sums(weights: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
-    """`weights @ table` as FBGEMM's weighted row sums (`embedding_bag`): one streaming pass over the rows of
-    `table` (the cache's), where a batched matmul multiplies each block as a small matrix of one or a few query rows,
-    several times slower once the cache no longer fits the CPU's caches."""
-    n, heads, queries, k = weights.shape
-    m, block = table.shape[3], table.stride(1)
-    rows = table.as_strided((n * heads * block // m, m), (m, 1))
-    index, offsets = _row_index(n * heads, queries, k, block // m, table.device)
-    sums = torch.embedding_bag(rows, index, offsets, per_sample_weights=weights.view(-1))[0]  # mode 0: sums
-    return sums.view(n, heads, queries, m)
+    return _row_index(n * heads, queries, k, table.stride(1) // m, table.device)
 
 
 _ROW_INDEX: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -669,10 +662,7 @@ class StaticDecodingCache:
         self.rows, self.max_length, self.names = rows, max_length, names
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
-        if self.keys[layer_idx] is None:  # (rows, heads, max_length, head_dim), in the dtype the layer computes in
-            shape = (self.rows, key.shape[1], self.max_length, key.shape[3])
-            self.keys[layer_idx] = self.new_cache((self.names[0], layer_idx), key, shape)
-            self.values[layer_idx] = self.new_cache((self.names[1], layer_idx), value, shape)
+        self.allocate_layer(layer_idx, key.shape[1], key.shape[3], key.dtype, key.device)
         if self.write_position is not None:
             self.keys[layer_idx].index_copy_(2, self.write_position, key)
             self.values[layer_idx].index_copy_(2, self.write_position, value)
@@ -682,9 +672,29 @@ class StaticDecodingCache:
         self.values[layer_idx][:, :, self.position : end] = value
         return self.keys[layer_idx][:, :, :end], self.values[layer_idx][:, :, :end]
 
-    def new_cache(self, name, like: torch.Tensor, shape) -> torch.Tensor:
-        cache = self.workspace.empty(name, shape, like.dtype, like.device)
+    def allocate_layer(self, layer_idx: int, heads: int, head_dim: int, dtype: torch.dtype, device):
+        """Layer `layer_idx`'s caches, `(rows, heads, max_length, head_dim)` in the dtype the layer computes in, where
+        this batch has none yet."""
+        if self.keys[layer_idx] is None:
+            shape = (self.rows, heads, self.max_length, head_dim)
+            self.keys[layer_idx] = self.new_cache((self.names[0], layer_idx), shape, dtype, device)
+            self.values[layer_idx] = self.new_cache((self.names[1], layer_idx), shape, dtype, device)
+
+    def allocate_layers(self, heads: int, head_dim: int, dtype: torch.dtype, device):
+        for layer_idx in range(len(self.keys)):
+            self.allocate_layer(layer_idx, heads, head_dim, dtype, device)
+
+    def new_cache(self, name, shape, dtype: torch.dtype, device) -> torch.Tensor:
+        cache = self.workspace.empty(name, shape, dtype, device)
         return cache if self.write_position is None else cache.zero_()
+
+    @property
+    def source_keys(self) -> list[torch.Tensor]:
+        return [layer.keys for layer in self.layers]
+
+    @property
+    def source_values(self) -> list[torch.Tensor]:
+        return [layer.values for layer in self.layers]
 
     def get_seq_length(self) -> int:
         return self.position
@@ -783,14 +793,14 @@ class DecoderSteps:
 
     def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int,
                  attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None,
-                 inline_layers: bool = False):  # fmt: skip
+                 layer_steps: "DecoderLayerSteps | None" = None):  # fmt: skip
         """`attention_dtype`: what the decoder's attention computes in, where the encoder's output comes in another
         (a bf16 session: bf16 encoder output, float32 attention); by default the encoder output's. `workspace`: the
-        session's kept memory (by default new memory). `inline_layers`: run the layers as [`inline_decoder_layer`]
-        does (the model must allow it: [`inline_layers_work`])."""
+        session's kept memory (by default new memory). `layer_steps`: the decoder's layers as one program
+        ([`zhen.layer_steps.DecoderLayerSteps`], scripted or not) that steps run instead of the layers' forwards
+        (the model must allow it: [`inline_layers_work`])."""
         self.decoder = model.get_decoder()
-        self.inline_layers = inline_layers
-        self.rotate = modeling_function(model, "apply_rotary_pos_emb")
+        self.layer_steps = layer_steps
         self.lm_head = model.lm_head
         batch = len(encoder_hidden_states)
         self.rows, self.device = batch * num_beams, encoder_hidden_states.device
@@ -819,22 +829,33 @@ class DecoderSteps:
 
     def run_layers(self, tokens, position_ids, self_attention_mask) -> torch.Tensor:
         hidden_states, position_embeddings = self.decoder.embed(tokens, None, position_ids)
+        if self.layer_steps is not None and self_attention_mask is None:
+            return self.run_layer_steps(hidden_states, position_embeddings)
         for layer in self.decoder.layers:
-            if self.inline_layers:
-                hidden_states = inline_decoder_layer(
-                    layer, hidden_states, self.cache, self_attention_mask, self.source_bias, position_embeddings,
-                    self.rotate,
-                )  # fmt: skip
-            else:
-                hidden_states = layer(
-                    hidden_states,
-                    self_attention_mask,
-                    None,  # the source's keys and values are in the cache
-                    encoder_attention_mask=self.source_bias,
-                    position_embeddings=position_embeddings,
-                    cache=self.cache,
-                )
+            hidden_states = layer(
+                hidden_states,
+                self_attention_mask,
+                None,  # the source's keys and values are in the cache
+                encoder_attention_mask=self.source_bias,
+                position_embeddings=position_embeddings,
+                cache=self.cache,
+            )
         return self.decoder.layer_norm(hidden_states)[:, 0]
+
+    def run_layer_steps(self, hidden_states, position_embeddings) -> torch.Tensor:
+        """The layers of a step of one new token per row as `self.layer_steps` runs them, over this step's caches."""
+        cache, config = self.cache, self.decoder.config
+        heads = config.decoder_attention_heads
+        cache.allocate_layers(heads, config.d_model // heads, hidden_states.dtype, hidden_states.device)
+        source = cache.layers[0]
+        queries = self.rows // len(self.source_bias)
+        cos, sin = position_embeddings or (None, None)
+        with torch.jit.optimized_execution(False):  # TorchScript's plain interpreter: no re-profiling at each new shape
+            return self.layer_steps(
+                hidden_states, cache.keys, cache.values, cache.position, cache.source_keys, cache.source_values,
+                self.source_bias, cos, sin, row_index(cache.values[0][:, :, : cache.position + 1], 1),
+                row_index(source.keys.transpose(-1, -2), queries), row_index(source.values, queries),
+            )  # fmt: skip
 
     def logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
         """Float32 logits, in kept memory where the LM head computes in another dtype: the caller may write them."""
@@ -865,57 +886,14 @@ class DecoderSteps:
 
 
 def inline_layers_work(model) -> bool:
-    """Whether [`inline_decoder_layer`] computes what `model`'s decoder layers compute: in eval mode (it leaves out
-    dropout), with no forward hooks (which only module calls run)."""
+    """Whether the decoder's layers may run as one program ([`zhen.layer_steps.DecoderLayerSteps`]) that computes what
+    their forwards compute: in eval mode (it leaves out dropout), with no forward hooks (which only module calls
+    run)."""
     module = torch.nn.modules.module
     if module._global_forward_hooks or module._global_forward_pre_hooks:
         return False
     decoder = model.get_decoder()
     return not decoder.training and not any(m._forward_hooks or m._forward_pre_hooks for m in decoder.modules())
-
-
-def inline_decoder_layer(layer, hidden_states, cache, self_bias, source_bias, position_embeddings, rotate):
-    """`layer(hidden_states, ...)` for one decoding step of a `ZhenDecoderLayer` in eval mode: the same operations in
-    the same order (the same numbers), with each module's `forward` called directly and attention by
-    [`decoding_attention`], without the ~20 module calls, keyword arguments and attention-interface look-ups a
-    layer's forward makes. On a CPU a step of a few rows is mostly the cost of issuing its operations, and threads
-    decoding at once ([`FastDecoder.map`]) share one interpreter for it."""
-    normalize_before = layer.normalize_before
-    hidden_states = _residual(hidden_states, layer.self_attn_layer_norm, normalize_before, _self_attention,
-                              layer.self_attn, cache, self_bias, position_embeddings, rotate)  # fmt: skip
-    hidden_states = _residual(hidden_states, layer.encoder_attn_layer_norm, normalize_before, _cross_attention,
-                              layer.encoder_attn, cache, source_bias)  # fmt: skip
-    return _residual(hidden_states, layer.final_layer_norm, normalize_before, _feed_forward, layer.mlp)
-
-
-def _residual(hidden_states, norm, normalize_before: bool, branch: Callable, *args) -> torch.Tensor:
-    """A residual block: `x + branch(norm(x))` pre-norm, `norm(x + branch(x))` post-norm."""
-    if normalize_before:
-        return hidden_states + branch(norm.forward(hidden_states), *args)
-    return norm.forward(hidden_states + branch(hidden_states, *args))
-
-
-def _self_attention(hidden_states, attention, cache, bias, position_embeddings, rotate) -> torch.Tensor:
-    query, key, value = attention.split_heads(attention.qkv_proj.forward(hidden_states), 3)
-    if position_embeddings is not None:
-        query, key = rotate(query, key, *position_embeddings)
-    key, value = cache.update(key, value, attention.layer_idx)
-    return _attend(attention, hidden_states, query, key, value, bias)
-
-
-def _cross_attention(hidden_states, attention, cache, bias) -> torch.Tensor:
-    (query,) = attention.split_heads(attention.q_proj.forward(hidden_states), 1)
-    source = cache.layers[attention.layer_idx]
-    return _attend(attention, hidden_states, query, source.keys, source.values, bias)
-
-
-def _attend(attention, hidden_states, query, key, value, bias) -> torch.Tensor:
-    output, _ = decoding_attention(attention, query, key, value, bias, attention.scaling)
-    return attention.out_proj.forward(output.reshape(*hidden_states.shape[:-1], -1).contiguous())
-
-
-def _feed_forward(hidden_states, mlp) -> torch.Tensor:
-    return mlp.forward(hidden_states)
 
 
 class StaticDecoderSteps(DecoderSteps):

@@ -7,7 +7,8 @@ A complete folder loads like any Hub model where zhen is not installed:
   `translation` pipeline), `generation_config.json` and `model.safetensors`;
 - `tokenizer.json` and `tokenizer_config.json` with `auto_map` (AutoTokenizer);
 - the code those maps name: `configuration_zhen.py`, `modeling_zhen.py`, `tokenization_zhen.py`, `pipeline_zhen.py`
-  and what the pipeline translates with, `fast_generation.py`, `packing.py` and `hardware.py`;
+  and what the pipeline translates with, `fast_generation.py`, `layer_steps.py`, `packing.py` and
+  `hardware.py`;
 - a model card, `README.md`.
 
 [`save_for_hub`] writes one from a model and tokenizer, [`make_hub_ready`] completes a folder written by
@@ -25,12 +26,22 @@ from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 from transformers import AutoModelForSeq2SeqLM, GenerationConfig
 from transformers.pipelines import PIPELINE_REGISTRY
 
-from . import configuration_zhen, fast_generation, hardware, modeling_zhen, packing, pipeline_zhen, tokenization_zhen
+from . import (
+    configuration_zhen,
+    fast_generation,
+    hardware,
+    layer_steps,
+    modeling_zhen,
+    packing,
+    pipeline_zhen,
+    tokenization_zhen,
+)
 from .checkpointing import replace_directory, write_json_atomic
 from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, ZhenTranslationPipeline
 
 
-CODE_MODULES = (configuration_zhen, modeling_zhen, tokenization_zhen, pipeline_zhen, fast_generation, packing, hardware)
+CODE_MODULES = (configuration_zhen, modeling_zhen, tokenization_zhen, pipeline_zhen, fast_generation, layer_steps,
+                packing, hardware)  # fmt: skip
 REQUIRED_FILES = (
     "config.json",
     "generation_config.json",

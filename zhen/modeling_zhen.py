@@ -50,7 +50,7 @@ AUTO_MAP = {
 }
 # The `translation` pipeline (Transformers 5 removed its own) and the decoder it translates with, copied beside the
 # model code when a model is saved.
-PIPELINE_FILES = ("pipeline_zhen.py", "fast_generation.py", "packing.py", "hardware.py")
+PIPELINE_FILES = ("pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "hardware.py")
 CUSTOM_PIPELINES = {
     "translation": {
         "impl": "pipeline_zhen.ZhenTranslationPipeline",

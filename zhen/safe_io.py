@@ -27,7 +27,8 @@ CT2_FILES = frozenset(
 )  # fmt: skip
 ZHEN_CHECKPOINT_FILES = frozenset(
     {"config.json", "generation_config.json", "model.safetensors", "README.md", "configuration_zhen.py",
-     "modeling_zhen.py", "pipeline_zhen.py", "fast_generation.py", "packing.py", "hardware.py", "training_args.bin",
+     "modeling_zhen.py", "pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "hardware.py",
+     "training_args.bin",
      "eval_results.json", "all_results.json", "train_results.json", "training_config.json", "training_curve.png"}
 ) | TOKENIZER_FILES  # fmt: skip
 
@@ -172,6 +173,7 @@ def check_replaceable_folder(
     if not foreign and (required not in contents or (looks_right is not None and not looks_right(output))):
         foreign = contents
     if foreign:
+        foreign.sort(key=lambda name: -(output / name).stat().st_size)  # the largest, what one would miss most, first
         shown = ", ".join(foreign[:6]) + (", ..." if len(foreign) > 6 else "")
         raise UnsafeOutputError(
             f"{output} already holds files that are not {what} ({shown}); {flag} never deletes those. Choose another "

@@ -1,0 +1,332 @@
+# Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
+"""The decoder's layers for one decoding step on a CPU, as one program TorchScript can run: [`DecoderLayerSteps`].
+
+A decoding step of a few rows at the widths people train on a CPU (`d_model` 256) costs what issuing its ~170
+operations costs, and the threads of a session that decode batches at once (`FastDecoder.map`) issue them through one
+Python interpreter, one at a time. [`DecoderLayerSteps`] computes what every `ZhenDecoderLayer`'s forward and the
+final norm compute in a step of `zhen.fast_generation.DecoderSteps` (eval mode, one new token per row over the
+cache): the same operations in the same order, so the same numbers, with the session's weights held by products
+of their kind ([`product_of`]). [`layer_steps`] scripts it: TorchScript's interpreter runs the whole stack of layers
+in one call and without the GIL, so threads decoding at once run their steps side by side. Where TorchScript is not
+available, the same module runs in Python, still without the ~20 module calls and keyword arguments a layer's
+forward makes.
+"""
+
+import warnings
+from typing import Final
+
+import torch
+from torch import nn
+
+from .modeling_zhen import apply_rotary_pos_emb
+
+
+RowIndex = tuple[torch.Tensor, torch.Tensor]  # the table rows weighted row sums read, and where each sum starts
+
+
+def rows_fit(table: torch.Tensor) -> bool:
+    """Whether `weights @ table` (`(n, heads, queries, k) @ (n, heads, k, m)`) can be taken as weighted sums of the
+    rows of a float32 `table`: each `table[i, j]` is `k` rows of `m` values one after the other, the `(i, j)` blocks
+    at a fixed stride (a cache's rows are followed by its unwritten ones)."""
+    if table.dtype != torch.float32:
+        return False
+    heads, k, m = table.shape[1], table.shape[2], table.shape[3]
+    block = table.stride(1)
+    rows_apart = table.stride(3) == 1 and table.stride(2) == m and block % m == 0 and block >= k * m
+    return rows_apart and table.stride(0) == heads * block
+
+
+def multiply(weights: torch.Tensor, table: torch.Tensor, rows: RowIndex | None) -> torch.Tensor:
+    """`weights @ table`: FBGEMM's weighted sums of the rows of a float32 `table` ([`rows_fit`]) that `rows` index
+    (`embedding_bag`: one streaming pass over the cache, where a batched matmul multiplies each block as a small
+    matrix of a few query rows), or without `rows` a batched matmul."""
+    if rows is None or weights.dtype != torch.float32 or not rows_fit(table):
+        return torch.matmul(weights, table)
+    n, heads, queries = weights.shape[0], weights.shape[1], weights.shape[2]
+    m, block = table.shape[3], table.stride(1)
+    flat = table.as_strided((n * heads * block // m, m), (m, 1))
+    sums = torch.embedding_bag(flat, rows[0], rows[1], False, 0, False, weights.reshape(-1))[0]  # mode 0: sums
+    return sums.view(n, heads, queries, m)
+
+
+def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bias: torch.Tensor | None, scaling: float,
+           key_rows: RowIndex | None, value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+    """softmax(q kᵀ · scaling + bias) v of one query per row, softmax in float32 as `eager_attention_forward`. Where
+    `key` has fewer rows than `query` (the source's keys, once per sentence), the `rows // batch` beams of a sentence
+    attend as one block of queries. `key_rows` and `value_rows` index the rows of `keyᵀ` and `value` for
+    [`multiply`]. Returns `(rows, 1, heads, head_dim)`."""
+    rows, heads = query.shape[0], query.shape[1]
+    batch = key.shape[0]
+    if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
+        query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
+    # Batched products of a few rows are several times faster on contiguous operands than on the projections' views.
+    scores = multiply(query.contiguous(), key.transpose(-1, -2), key_rows)  # keys by dimension: (n, heads, d, k)
+    if scores.dtype != torch.float32:
+        scores = scores.float()
+    scores = scores * scaling
+    if bias is not None:
+        scores = scores + bias
+    weights = scores.softmax(-1)
+    if value.dtype != torch.float32:
+        weights = weights.to(value.dtype)
+    output = multiply(weights, value, value_rows)  # (n, heads, queries, d)
+    if batch != rows:
+        return output.transpose(1, 2).reshape(rows, 1, heads, -1)
+    return output.transpose(1, 2)
+
+
+class Product(nn.Module):
+    """A session linear's product, in three parts: `enter` turns the step's hidden states into the product's input,
+    `multiply` multiplies (with `relu`, ReLU applied to the product), `leave` turns the output back into the hidden
+    states' dtype. Two products of one kind hand the first's output straight to the second ([`FeedForward`])."""
+
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        return self.leave(self.multiply(self.enter(x), False), x.dtype)
+
+    def enter(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def leave(self, y: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return y
+
+
+class PlainProduct(Product):
+    """`nn.functional.linear` by a weight as it is: an `nn.Linear`'s own, or (`bf16`) a `Bf16Linear`'s bf16 copy,
+    whose input is rounded to bf16 and whose output goes back to the input's dtype."""
+
+    bias: torch.Tensor | None
+    bf16: Final[bool]
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, bf16: bool = False):
+        super().__init__()
+        self.weight, self.bias, self.bf16 = weight, bias, bf16
+
+    def enter(self, x: torch.Tensor) -> torch.Tensor:
+        return x.to(torch.bfloat16) if self.bf16 else x
+
+    def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        y = nn.functional.linear(x, self.weight, self.bias)
+        return y.relu() if relu else y
+
+    def leave(self, y: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        return y.to(dtype) if self.bf16 else y
+
+
+class OnednnProduct(PlainProduct):
+    """A product by a weight packed into oneDNN's GEMM layout (`PackedLinear` in float32, `Bf16Linear` in bf16), ReLU
+    fused into it."""
+
+    def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        no_scalars: list[int | float | complex | None] = []  # the op's `Scalar?[]`
+        return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "relu" if relu else "none", no_scalars, "")
+
+
+class Int8Product(Product):
+    """The int8 product of an `Int8Linear` (a dynamically quantized `Linear`'s packed weight), ReLU fused into it."""
+
+    reduce_range: Final[bool]
+
+    def __init__(self, packed, reduce_range: bool):
+        super().__init__()
+        self.packed, self.reduce_range = packed, reduce_range
+
+    def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        if relu:
+            return torch.ops.quantized.linear_relu_dynamic(x, self.packed, self.reduce_range)
+        return torch.ops.quantized.linear_dynamic(x, self.packed, self.reduce_range)
+
+
+ACTIVATIONS = ("relu", "gelu", "silu")
+
+
+class FeedForward(nn.Module):
+    """`fc2(activation(fc1(x)))`. With ReLU and two products of one kind, ReLU is fused into `fc1`'s product and its
+    output goes to `fc2` as it is (ReLU commutes with rounding to bf16): what `Bf16ReluMLP` and `Int8ReluMLP` do."""
+
+    activation: Final[str]
+    fused: Final[bool]
+
+    def __init__(self, fc1: Product, fc2: Product, activation: str):
+        super().__init__()
+        self.fc1, self.fc2, self.activation = fc1, fc2, activation
+        same_kind = type(fc1) is type(fc2) and getattr(fc1, "bf16", False) == getattr(fc2, "bf16", False)
+        self.fused = activation == "relu" and same_kind
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.fused:
+            return self.fc2.leave(self.fc2.multiply(self.fc1.multiply(self.fc1.enter(x), True), False), x.dtype)
+        y = self.fc1.project(x)
+        if self.activation == "relu":
+            y = y.relu()
+        elif self.activation == "gelu":
+            y = nn.functional.gelu(y)
+        else:
+            y = nn.functional.silu(y)
+        return self.fc2.project(y)
+
+
+def split_heads(projected: torch.Tensor, parts: int, heads: int) -> torch.Tensor:
+    """`(rows, 1, parts * d_model)` -> `(parts, rows, heads, 1, head_dim)`, as `ZhenAttention.split_heads`."""
+    rows, length = projected.shape[0], projected.shape[1]
+    return projected.view(rows, length, parts, heads, -1).permute(2, 0, 3, 1, 4)
+
+
+class LayerStep(nn.Module):
+    """One `ZhenDecoderLayer`'s forward for a step: self-attention over the cache (the step's keys and values written
+    at `position`), cross-attention over the source's keys and values, feed-forward; each a residual branch, pre- or
+    post-norm as the layer."""
+
+    normalize_before: Final[bool]
+    heads: Final[int]
+    scaling: Final[float]
+
+    def __init__(self, layer: nn.Module, products: dict):
+        super().__init__()
+        self.normalize_before = layer.normalize_before
+        self.heads, self.scaling = layer.self_attn.num_heads, layer.self_attn.scaling
+        self.self_attn_layer_norm = layer.self_attn_layer_norm
+        self.encoder_attn_layer_norm = layer.encoder_attn_layer_norm
+        self.final_layer_norm = layer.final_layer_norm
+        self.qkv_proj, self.self_out_proj = products[layer.self_attn.qkv_proj], products[layer.self_attn.out_proj]
+        self.q_proj, self.encoder_out_proj = products[layer.encoder_attn.q_proj], products[layer.encoder_attn.out_proj]
+        self.mlp = products[layer.mlp]
+
+    def forward(self, hidden_states: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, position: int,
+                source_keys: torch.Tensor, source_values: torch.Tensor, source_bias: torch.Tensor,
+                cos: torch.Tensor | None, sin: torch.Tensor | None, self_rows: RowIndex | None,
+                source_key_rows: RowIndex | None, source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+        projected = split_heads(self.qkv_proj.project(hidden_states), 3, self.heads)
+        query, key, value = projected[0], projected[1], projected[2]
+        if cos is not None and sin is not None:
+            query, key = apply_rotary_pos_emb(query, key, cos, sin)
+        keys[:, :, position : position + 1] = key
+        values[:, :, position : position + 1] = value
+        output = attend(query, keys[:, :, : position + 1], values[:, :, : position + 1], None, self.scaling, None,
+                        self_rows)  # fmt: skip
+        hidden_states = residual + self.self_out_proj.project(self.merge_heads(output, hidden_states))
+        if not self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.encoder_attn_layer_norm(hidden_states)
+        query = split_heads(self.q_proj.project(hidden_states), 1, self.heads)[0]
+        output = attend(query, source_keys, source_values, source_bias, self.scaling, source_key_rows,
+                        source_value_rows)  # fmt: skip
+        hidden_states = residual + self.encoder_out_proj.project(self.merge_heads(output, hidden_states))
+        if not self.normalize_before:
+            hidden_states = self.encoder_attn_layer_norm(hidden_states)
+
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        hidden_states = residual + self.mlp(hidden_states)
+        if not self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        return hidden_states
+
+    def merge_heads(self, output: torch.Tensor, hidden_states: torch.Tensor) -> torch.Tensor:
+        return output.reshape(hidden_states.shape[0], hidden_states.shape[1], -1).contiguous()
+
+
+class DecoderLayerSteps(nn.Module):
+    """Every decoder layer's step ([`LayerStep`]) and the decoder's final norm: from the embedded tokens
+    `(rows, 1, d_model)` to the hidden states the LM head takes, `(rows, d_model)`. `keys[i]`, `values[i]`: layer
+    `i`'s self-attention cache `(rows, heads, max_length, head_dim)`, written at `position`; `source_keys[i]`,
+    `source_values[i]`: its cross-attention's, `(batch, heads, source, head_dim)`; `cos`, `sin`: RoPE's angles of the
+    position, or None; the row indices of [`multiply`] for the self-attention values and the source's keys and
+    values, or None for batched matmuls."""
+
+    def __init__(self, decoder: nn.Module, products: dict):
+        super().__init__()
+        self.layers = nn.ModuleList(LayerStep(layer, products) for layer in decoder.layers)
+        self.layer_norm = decoder.layer_norm
+
+    def forward(self, hidden_states: torch.Tensor, keys: list[torch.Tensor], values: list[torch.Tensor], position: int,
+                source_keys: list[torch.Tensor], source_values: list[torch.Tensor], source_bias: torch.Tensor,
+                cos: torch.Tensor | None, sin: torch.Tensor | None, self_rows: RowIndex | None,
+                source_key_rows: RowIndex | None, source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+        i = 0
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, keys[i], values[i], position, source_keys[i], source_values[i],
+                                  source_bias, cos, sin, self_rows, source_key_rows, source_value_rows)  # fmt: skip
+            i += 1
+        return self.layer_norm(hidden_states)[:, 0]
+
+
+def product_of(module: nn.Module) -> nn.Module | None:
+    """The [`Product`] (or, for a feed-forward block, [`FeedForward`]) that computes what `module`, one of a decoder
+    layer's projections or its MLP as a decoding session has them, computes in a step; None for a kind it does not
+    know. By class name: Hub custom code has its own copies of these classes."""
+    kind = type(module).__name__
+    if type(module) is nn.Linear:
+        return PlainProduct(module.weight, module.bias)
+    if kind == "PackedLinear" and module.onednn is not None:
+        return OnednnProduct(module.onednn, module.linear.bias)
+    if kind == "Bf16Linear":
+        return (OnednnProduct if module.packed else PlainProduct)(module.weight, module.bias, bf16=True)
+    if kind == "Int8Linear":
+        return Int8Product(module.packed, module.reduce_range)
+    if kind in ("Bf16ReluMLP", "Int8ReluMLP"):
+        fc1, fc2 = product_of(module.fc1), product_of(module.fc2)
+        return FeedForward(fc1, fc2, "relu")
+    if kind == "ZhenMLP" and _inert(module.activation_dropout):
+        activation = _activation(module.activation_fn)
+        fc1, fc2 = product_of(module.fc1), product_of(module.fc2)
+        return None if None in (activation, fc1, fc2) else FeedForward(fc1, fc2, activation)
+    return None
+
+
+def _inert(dropout: nn.Module) -> bool:
+    return type(dropout) is nn.Identity or (type(dropout) is nn.Dropout and not dropout.training)
+
+
+def _activation(function: nn.Module) -> str | None:
+    kind = type(function).__name__
+    if type(function) is nn.ReLU:
+        return "relu"
+    if kind == "GELUActivation" and getattr(function, "act", None) is nn.functional.gelu:
+        return "gelu"
+    if type(function) is nn.SiLU or kind == "SiLUActivation":
+        return "silu"
+    return None
+
+
+def decoder_layer_steps(decoder: nn.Module) -> DecoderLayerSteps | None:
+    """[`DecoderLayerSteps`] of `decoder` as a session has it, or None where one of its layers holds a module of a kind
+    [`product_of`] does not know, or a norm that is not an `nn.LayerNorm`."""
+    products = {}
+    for layer in decoder.layers:
+        norms = (layer.self_attn_layer_norm, layer.encoder_attn_layer_norm, layer.final_layer_norm)
+        if any(type(norm) is not nn.LayerNorm for norm in norms):
+            return None
+        for module in (layer.self_attn.qkv_proj, layer.self_attn.out_proj, layer.encoder_attn.q_proj,
+                       layer.encoder_attn.out_proj, layer.mlp):  # fmt: skip
+            products[module] = product_of(module)
+            if products[module] is None:
+                return None
+    if type(decoder.layer_norm) not in (nn.LayerNorm, nn.Identity):
+        return None
+    return DecoderLayerSteps(decoder, products)
+
+
+def scripted(steps: DecoderLayerSteps) -> nn.Module:
+    """`steps` compiled by TorchScript (sharing its weights), or `steps` itself where TorchScript cannot compile it (a
+    PyTorch without it): the same computation in Python. A failure is reported once and not tried again."""
+    global _SCRIPTING_FAILED
+    if _SCRIPTING_FAILED:
+        return steps
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch.jit.script is deprecated in favour of torch.export (torch 2.13)
+            return torch.jit.script(steps)
+    except Exception as error:  # noqa: BLE001 - whatever stops the compiler leaves the Python module, just as exact
+        _SCRIPTING_FAILED = True
+        warnings.warn(f"TorchScript cannot compile the decoder's steps ({error}); they run in Python.", stacklevel=2)
+        return steps
+
+
+_SCRIPTING_FAILED = False  # a failed compilation leaves TorchScript's types half-defined: later ones fail too
