@@ -767,6 +767,30 @@ def test_every_activation_decodes_as_generate_as_one_program_where_it_knows_it(a
     assert all(torch.equal(a, e) for a, e in zip(actual, expected))
 
 
+def test_a_models_later_sessions_bind_their_weights_into_the_program_compiled_for_it():
+    """Compiling takes longer than translating a sentence: it happens once per model and session structure. Each later
+    session binds its own weight copies into the program (bit-identical to the layers' forwards, never the last
+    session's weights), and a closed session's copies are let go."""
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
+    programs = []
+    for weights, scale in [("bf16", 1.0), ("bf16", -1.5), ("packed", 1.0), ("bf16", 1.0)]:
+        with torch.no_grad():
+            for parameter in model.model.decoder.parameters():
+                parameter.mul_(scale)
+        with FastDecoder(model, weights=weights) as decoder:
+            programs.append(decoder.layer_steps(script=True))
+            actual = decoder.generate(input_ids, attention_mask, **kwargs)
+        with FastDecoder(model, weights=weights, inline_layers=False) as decoder:
+            assert torch.equal(actual, decoder.generate(input_ids, attention_mask, **kwargs))
+        shape, program = layer_steps._KEPT[model]
+        copies = [layer_steps._submodule(program, name).getattr(attribute) for name, _, _, weights in shape
+                  for attribute, kind in weights if kind == "tensor"]  # fmt: skip
+        assert program is programs[-1] and copies and all(copy.numel() == 0 for copy in copies)  # let go at the end
+    assert programs[0] is programs[1] and programs[1] is not programs[2] and programs[2] is not programs[3]
+
+
 def test_weights_packed_for_mkl_run_through_the_layers_forwards():
     model = tiny_model()
     with hardware.forced(onednn_packing="off", mkl_packing="on"), FastDecoder(model, weights="packed") as decoder:

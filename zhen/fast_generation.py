@@ -55,6 +55,7 @@ from . import hardware
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import DecoderLayerSteps, RowIndex, attend, decoder_layer_steps, rows_fit, scripted
+from .layer_steps import release as release_program
 from .packing import PACKED_ATTENTION, pack_sources, unpack
 
 
@@ -182,6 +183,8 @@ class FastDecoder:
             setattr(parent, name, original)
         self.swapped.clear()
         self.workspaces.clear()
+        if self.programs.pop(True, None) is not None:
+            release_program(self.model)
         self.programs.clear()
         if hasattr(self, "attn_implementation"):
             self.model.config._attn_implementation_internal = self.attn_implementation
@@ -339,7 +342,7 @@ class FastDecoder:
         with self.programs_lock:
             if script not in self.programs:
                 steps = decoder_layer_steps(self.model.get_decoder())
-                self.programs[script] = scripted(steps) if script and steps is not None else steps
+                self.programs[script] = scripted(steps, self.model) if script and steps is not None else steps
             return self.programs[script]
 
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor) -> torch.Tensor:

@@ -13,6 +13,7 @@ forward makes.
 """
 
 import warnings
+import weakref
 from typing import Final
 
 import torch
@@ -313,20 +314,92 @@ def decoder_layer_steps(decoder: nn.Module) -> DecoderLayerSteps | None:
     return DecoderLayerSteps(decoder, products)
 
 
-def scripted(steps: DecoderLayerSteps) -> nn.Module:
-    """`steps` compiled by TorchScript (sharing its weights), or `steps` itself where TorchScript cannot compile it (a
-    PyTorch without it): the same computation in Python. A failure is reported once and not tried again."""
+def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
+    """`steps` compiled by TorchScript, or `steps` itself where TorchScript cannot compile it (a PyTorch without it):
+    the same computation in Python; a failure is reported once and not tried again. Compiling takes tens of
+    milliseconds, more than translating a sentence: the program compiled for `owner` (the model) is kept, and the
+    steps of its later sessions, where they have the same [`structure`], are bound into it instead ([`bind`])."""
     global _SCRIPTING_FAILED
     if _SCRIPTING_FAILED:
         return steps
+    shape = structure(steps)
+    kept = _KEPT.get(owner)
+    if kept is not None and kept[0] == shape:
+        bind(kept[1], steps)
+        return kept[1]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch.jit.script is deprecated in favour of torch.export (torch 2.13)
-            return torch.jit.script(steps)
+            program = torch.jit.script(steps)
     except Exception as error:  # noqa: BLE001 - whatever stops the compiler leaves the Python module, just as exact
         _SCRIPTING_FAILED = True
         warnings.warn(f"TorchScript cannot compile the decoder's steps ({error}); they run in Python.", stacklevel=2)
         return steps
+    _KEPT[owner] = shape, program
+    return program
 
 
 _SCRIPTING_FAILED = False  # a failed compilation leaves TorchScript's types half-defined: later ones fail too
+_KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple, torch.jit.ScriptModule]]" = weakref.WeakKeyDictionary()
+
+
+def structure(steps: DecoderLayerSteps) -> tuple:
+    """What TorchScript compiles `steps` as: each module's name, class and constants, and what each of its weights is
+    (a parameter, another tensor, a packed int8 weight or None)."""
+    return tuple(
+        (name, f"{type(module).__module__}.{type(module).__qualname__}", _constants(module),
+         tuple((attribute, _kind(value)) for attribute, value in _weights(module).items()))
+        for name, module in steps.named_modules()
+    )  # fmt: skip
+
+
+def bind(program: torch.jit.ScriptModule, steps: DecoderLayerSteps):
+    """Make `program`, compiled from steps of the same [`structure`], compute with the weights of `steps`."""
+    for name, module in steps.named_modules():
+        target = _submodule(program, name)
+        for attribute, value in _weights(module).items():
+            target.setattr(attribute, value)
+
+
+def release(owner: nn.Module):
+    """Let the program kept for `owner` drop the tensors that are not the model's parameters (a session's copies of
+    its weights), until a later session binds its own."""
+    kept = _KEPT.get(owner)
+    if kept is None:
+        return
+    shape, program = kept
+    for name, _, _, weights in shape:
+        target = _submodule(program, name)
+        for attribute, kind in weights:
+            if kind == "tensor":
+                target.setattr(attribute, torch.empty(0))
+
+
+def _submodule(program: torch.jit.ScriptModule, name: str) -> torch._C.ScriptModule:
+    """The compiled module `name` of `program` (its Python wrappers may hand back the modules it was compiled from)."""
+    module = program._c
+    for part in name.split(".") if name else ():
+        module = module.getattr(part)
+    return module
+
+
+def _weights(module: nn.Module) -> dict:
+    found = {**module._parameters, **module._buffers}
+    for name, value in vars(module).items():
+        if not name.startswith("_") and (value is None or isinstance(value, (torch.Tensor, torch.ScriptObject))):
+            found[name] = value
+    return found
+
+
+def _kind(value) -> str:
+    if value is None or isinstance(value, torch.ScriptObject):
+        return "none" if value is None else "packed"
+    return "parameter" if isinstance(value, nn.Parameter) else "tensor"
+
+
+def _constants(module: nn.Module) -> tuple:
+    return tuple(
+        (name, value)
+        for name, value in sorted(vars(module).items())
+        if not name.startswith("_") and name != "training" and isinstance(value, (bool, int, float, str, tuple))
+    )
