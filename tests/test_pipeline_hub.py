@@ -11,6 +11,7 @@ import pytest
 import torch
 from datasets import Dataset
 from transformers import pipeline
+from transformers.dynamic_module_utils import get_class_from_dynamic_module
 from transformers.pipelines.pt_utils import KeyDataset
 from transformers.testing_utils import CaptureLogger
 from transformers.tokenization_utils_base import TruncationStrategy
@@ -306,6 +307,11 @@ def test_pipeline_translation_task_from_a_folder(hub_folder, tiny_pairs):
     translator = pipeline("translation", model=str(hub_folder), trust_remote_code=True, src_lang="en", tgt_lang="zh")
     assert type(translator).__name__ == "ZhenTranslationPipeline"
     assert translator(en) == [{"translation_text": zh}]
+    # The checkpoint's copy of the decoder compiles the layers' steps with TorchScript, as zhen's own does.
+    remote_decoder = get_class_from_dynamic_module("fast_generation.FastDecoder", str(hub_folder))
+    assert remote_decoder.__module__.startswith("transformers_modules")
+    with remote_decoder(translator.model) as decoder:
+        assert isinstance(decoder.layer_steps(script=True), torch.jit.ScriptModule)
     with pytest.raises(ValueError, match="trust_remote_code=True"):
         pipeline("translation", model=str(hub_folder), tgt_lang="zh")
     # With zhen imported, naming the class needs no remote code.
