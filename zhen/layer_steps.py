@@ -6,10 +6,10 @@ operations costs, and the threads of a session that decode batches at once (`Fas
 Python interpreter, one at a time. [`DecoderLayerSteps`] computes what every `ZhenDecoderLayer`'s forward and the
 final norm compute in a step of `zhen.fast_generation.DecoderSteps` (eval mode, one new token per row over the
 cache): the same operations in the same order, so the same numbers, with the session's weights held by products
-of their kind ([`product_of`]). [`layer_steps`] scripts it: TorchScript's interpreter runs the whole stack of layers
-in one call and without the GIL, so threads decoding at once run their steps side by side. Where TorchScript is not
-available, the same module runs in Python, still without the ~20 module calls and keyword arguments a layer's
-forward makes.
+of their kind ([`product_of`]). [`scripted`] compiles it, once per model: TorchScript's interpreter runs the whole
+stack of layers in one call and without the GIL, so threads decoding at once run their steps side by side. Where
+TorchScript is not available, the same module runs in Python, still without the ~20 module calls and keyword
+arguments a layer's forward makes.
 """
 
 import warnings
