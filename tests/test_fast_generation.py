@@ -791,6 +791,25 @@ def test_a_models_later_sessions_bind_their_weights_into_the_program_compiled_fo
     assert programs[0] is programs[1] and programs[1] is not programs[2] and programs[2] is not programs[3]
 
 
+@pytest.mark.parametrize("script_layers", [True, False])
+def test_the_compiled_program_runs_under_torchscripts_plain_interpreter(script_layers, monkeypatch):
+    """TorchScript's optimizing executor re-profiles at every new shape, and a decoding step's cache grows every step:
+    the compiled program runs with optimization off (a setting of the thread); the program in Python needs none."""
+    settings = []
+    plain_interpreter = torch.jit.optimized_execution
+
+    def recording(should_optimize):
+        settings.append(should_optimize)
+        return plain_interpreter(should_optimize)
+
+    monkeypatch.setattr(torch.jit, "optimized_execution", recording)
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    with FastDecoder(model, script_layers=script_layers) as decoder:
+        decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=4, min_new_tokens=4)
+    assert settings == ([False] * 4 if script_layers else [])  # a step for each new token
+
+
 def test_weights_packed_for_mkl_run_through_the_layers_forwards():
     model = tiny_model()
     with hardware.forced(onednn_packing="off", mkl_packing="on"), FastDecoder(model, weights="packed") as decoder:

@@ -853,7 +853,9 @@ class DecoderSteps:
         source = cache.layers[0]
         queries = self.rows // len(self.source_bias)
         cos, sin = position_embeddings or (None, None)
-        with torch.jit.optimized_execution(False):  # TorchScript's plain interpreter: no re-profiling at each new shape
+        in_python = type(self.layer_steps) is DecoderLayerSteps
+        # Compiled, under TorchScript's plain interpreter: its optimizing executor re-profiles at every new shape.
+        with contextlib.nullcontext() if in_python else torch.jit.optimized_execution(False):
             return self.layer_steps(
                 hidden_states, cache.keys, cache.values, cache.position, cache.source_keys, cache.source_values,
                 self.source_bias, cos, sin, row_index(cache.values[0][:, :, : cache.position + 1], 1),
