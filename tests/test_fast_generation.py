@@ -810,6 +810,21 @@ def test_the_compiled_program_runs_under_torchscripts_plain_interpreter(script_l
     assert settings == ([False] * 4 if script_layers else [])  # a step for each new token
 
 
+def test_the_program_kept_for_a_model_goes_with_it():
+    import gc
+    import weakref
+
+    model = tiny_model(vocab_size=40)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    with FastDecoder(model) as decoder:
+        decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=4)
+    assert model in layer_steps._KEPT
+    alive = weakref.ref(model)
+    del model, decoder
+    gc.collect()
+    assert alive() is None
+
+
 def test_weights_packed_for_mkl_run_through_the_layers_forwards():
     model = tiny_model()
     with hardware.forced(onednn_packing="off", mkl_packing="on"), FastDecoder(model, weights="packed") as decoder:
