@@ -63,6 +63,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         env.main([])
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
+    assert "the decoder's layers as one program compiled by TorchScript" in out
     assert "through packed batches and the fused loss" in out
     assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
     assert "torch 2." in out and "transformers 5." in out
@@ -71,7 +72,8 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     assert "float32 weights packed for oneDNN" in capsys.readouterr().out
     with hardware.forced(cpu_bf16="emulated", onednn_packing="off", mkl_packing="on", cuda=False):
         env.main([])
-    assert "float32 weights packed for MKL" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "float32 weights packed for MKL on the CPU, the decoder's layers through their forwards" in out
     with hardware.forced(cpu_bf16="emulated", mkl_packing="off", onednn_packing="off", cuda=False):
         env.main([])
     out = capsys.readouterr().out

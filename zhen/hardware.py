@@ -260,6 +260,7 @@ def report() -> str:
     """What zhen found on this machine and what it does there, in words (what `zhen-env` prints)."""
     machine, cpu = current(), _cpu_name()
     on_cpu = not machine.cuda
+    packed_for_mkl = machine.cpu_bf16 != "native" and machine.onednn_packing != "on" and machine.mkl_packing == "on"
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if _from_environment() else ""),
@@ -271,7 +272,8 @@ def report() -> str:
            if machine.cpu_bf16 == "native" else
            "float32 weights packed for oneDNN" if machine.onednn_packing == "on" else
            "float32 weights packed for MKL" if machine.mkl_packing == "on" else "the float32 weights as they are")
-        + " on the CPU"
+        + " on the CPU, the decoder's layers "
+        + ("through their forwards" if packed_for_mkl else "as one program compiled by TorchScript (zhen.layer_steps)")
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
         f"zhen.translate and the pipeline decode {decoding_streams('cpu')} batch(es) at once on the CPU (decoding "
