@@ -15,6 +15,7 @@ from zhen.fast_generation import (
     Bf16ReluMLP,
     DecoderSteps,
     FastDecoder,
+    LineageCache,
     PackedLinear,
     StaticDecodingCache,
     Workspace,
@@ -615,9 +616,9 @@ def test_source_keys_and_values_are_held_in_the_layout_and_dtype_attention_reads
 
 @pytest.mark.parametrize("moved", ["none", "few", "most", "all"])
 def test_cache_reorder_gives_each_row_its_parents_history(moved):
-    """Beam search reorders the cache every step: in place where few rows change, through the spare buffer where
-    most do. Both must leave row `i` with exactly row `rows[i]`'s history up to `length` (later positions are written
-    before they are read)."""
+    """The static-shape steps' cache (a CUDA graph reads it in place) copies the rows whose history changes: row `i`
+    is left with exactly row `rows[i]`'s history up to `length` (later positions are written before they are
+    read)."""
     generator = torch.Generator().manual_seed(0)
     rows, length = 12, 5
     cache = StaticDecodingCache([], torch.float32)
@@ -630,11 +631,86 @@ def test_cache_reorder_gives_each_row_its_parents_history(moved):
     elif moved in ("most", "all"):
         parents = torch.randperm(rows, generator=generator) if moved == "most" else (parents + 1) % rows
         parents[:2] = torch.tensor([3, 3])  # two rows continue the same parent
-    for _ in range(2):  # the second time through the spare buffer, if the first went there
+    for _ in range(2):
         cache.reorder(parents, length)
         expected = [t[parents] for t in before]
         assert all(torch.equal(a[:, :, :length], b) for a, b in zip(cache.keys + cache.values, expected))
         before = expected
+
+
+def lineage_cache(sentences, beams, max_length, heads=2, head_dim=3, seed=0):
+    """A [`LineageCache`] of one layer, its caches filled with distinct values (unwritten slots too)."""
+    source = torch.zeros(sentences, heads, 4, head_dim)
+    cache = LineageCache([(source, source)], torch.float32, beams=beams)
+    cache.allocate(sentences * beams, max_length)
+    cache.allocate_layers(heads, head_dim, torch.float32, torch.device("cpu"))
+    generator = torch.Generator().manual_seed(seed)
+    for tensor in (*cache.keys, *cache.values):
+        tensor.copy_(torch.randn(tensor.shape, generator=generator))
+    return cache
+
+
+def histories(cache, tensor, length):
+    """Each row's history `(rows, heads, length, head_dim)`, read through the cache's pointers."""
+    per_sentence = cache.rows // cache.sentences
+    sentence = torch.arange(cache.rows) // per_sentence
+    positions = torch.arange(length)
+    return tensor[sentence[:, None], :, positions, cache.origins[:, :length]].transpose(1, 2)
+
+
+def test_a_lineage_cache_gives_each_row_its_parents_history_and_moves_no_keys():
+    """Beam search's reorders, from the shared first steps (one row per sentence, in the first slot) to sentences
+    leaving the batch: every row reads exactly the history it would read had its parents' rows been copied, and the
+    keys and values stay where they were written."""
+    sentences, beams, max_length = 3, 4, 9
+    cache = lineage_cache(sentences, beams, max_length)
+    cache.allocate(sentences, max_length)  # beam search's first steps: one row per sentence
+    keys, values = cache.keys[0].clone(), cache.values[0].clone()
+    expected = [histories(cache, t, 2) for t in (keys, values)]  # written by the shared steps, in the first slot
+    assert torch.equal(expected[0], keys[:, :, :2, 0])
+    cache.expand(torch.arange(sentences).repeat_interleave(beams), 2)
+    expected = [e.repeat_interleave(beams, 0) for e in expected]
+    generator = torch.Generator().manual_seed(1)
+    sentence_of_row, slot_of_row = torch.arange(sentences * beams) // beams, torch.arange(sentences * beams) % beams
+    for length in range(3, 8):
+        assert all(torch.equal(histories(cache, t, length - 1), e) for t, e in zip((keys, values), expected))
+        # the step writes each row's keys at `length - 1`, in its own slot; then beam search picks the parents
+        own = [t[sentence_of_row, :, length - 1, slot_of_row] for t in (keys, values)]
+        expected = [torch.cat([e, o[:, :, None]], 2) for e, o in zip(expected, own)]
+        parents = torch.randint(0, beams, (sentences * beams,), generator=generator) + sentence_of_row * beams
+        cache.reorder(parents, length)
+        expected = [e[parents] for e in expected]
+        assert all(torch.equal(histories(cache, t, length), e) for t, e in zip((keys, values), expected))
+    assert torch.equal(cache.keys[0], keys) and torch.equal(cache.values[0], values)  # nothing moved
+    rows = torch.tensor([4, 5, 6, 7])  # the second sentence's beams stay
+    cache.keep(rows, torch.tensor([1]), 7)
+    assert all(torch.equal(histories(cache, t, 7), e[rows]) for t, e in zip((cache.keys[0], cache.values[0]), expected))
+
+
+@pytest.mark.parametrize("row_sums", [True, False])
+@pytest.mark.parametrize("shared", [True, False])
+def test_attention_over_a_lineage_cache_equals_attention_over_each_rows_copied_history(row_sums, shared):
+    """Scores picked from each sentence's block of beams and values summed through the pointers (row sums, or
+    gathered for matmuls) give what attention over each row's own copy of its history gives."""
+    sentences, beams, length, max_length = 3, 4, 5, 8
+    cache = lineage_cache(sentences, beams, max_length)
+    if shared:
+        cache.allocate(sentences, max_length)
+    else:
+        parents = torch.randint(0, beams, (sentences * beams,), generator=torch.Generator().manual_seed(2))
+        cache.reorder(parents + torch.arange(sentences).repeat_interleave(beams) * beams, length - 1)
+    query = torch.randn(cache.rows, 2, 1, 3)
+    fast_generation._DECODING.row_sums = row_sums
+    try:
+        columns, value_rows = cache.history(length)
+        assert (value_rows is not None) == row_sums
+        keys, values = cache.keys[0][:, :, :length], cache.values[0][:, :, :length]
+        actual = layer_steps.attend_history(query, keys, values, 0.5, columns, value_rows)
+    finally:
+        fast_generation._DECODING.row_sums = False
+    own_keys, own_values = histories(cache, cache.keys[0], length), histories(cache, cache.values[0], length)
+    expected = torch.softmax(query @ own_keys.transpose(-1, -2) * 0.5, -1) @ own_values
+    torch.testing.assert_close(actual, expected.transpose(1, 2))
 
 
 @pytest.mark.parametrize("num_beams", [1, 4])
@@ -711,8 +787,8 @@ def test_the_row_indices_kept_for_row_sums_stay_few():
 def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
     position_embedding_type, normalize_before, weights, row_sums
 ):
-    """Bit for bit, step after step, compiled by TorchScript and in Python, in every session a CPU opens, with
-    attention's products as row sums and as matmuls."""
+    """Bit for bit, step after step (the beams reordered between steps), compiled by TorchScript and in Python, in
+    every session a CPU opens, with attention's products as row sums and as matmuls."""
     from zhen.quantization import quantize_dynamic
 
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
@@ -732,11 +808,15 @@ def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
             assert isinstance(runs["scripted"].layer_steps, torch.jit.ScriptModule)
             assert type(runs["python"].layer_steps) is layer_steps.DecoderLayerSteps
             assert runs["modules"].layer_steps is None
-            tokens = torch.randint(6, 600, (len(input_ids) * 2, 6), generator=torch.Generator().manual_seed(0))
+            generator = torch.Generator().manual_seed(0)
+            tokens = torch.randint(6, 600, (len(input_ids) * 2, 6), generator=generator)
             for position in range(tokens.shape[1]):
                 expected = runs["modules"].step(tokens[:, position], position)
                 for name in ("scripted", "python"):
                     assert torch.equal(runs[name].step(tokens[:, position], position), expected), (name, position)
+                parents = torch.randint(0, 2, (len(input_ids), 2), generator=generator)  # as beam search reorders
+                for run in runs.values():
+                    run.reorder((parents + 2 * torch.arange(len(input_ids))[:, None]).view(-1), position + 1)
     finally:
         fast_generation._DECODING.row_sums = False
 

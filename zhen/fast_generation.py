@@ -7,11 +7,12 @@ stopping rules), with far less work around the model at each step. The decoder i
 each `ZhenDecoderLayer` on one token per row, through the layer's ordinary forward (or, on a CPU, the same
 operations as one program that TorchScript runs without the GIL: `zhen.layer_steps`). What differs is around it:
 
-- [`StaticDecodingCache`]: a key/value cache preallocated for the whole output, written in place through the cache
-  API the layers already use; beam reordering copies only the rows whose history changes (most beams keep theirs),
-  or gathers once into a spare buffer where most change. The source's
-  cross-attention keys and values are projected once per sentence, not per beam. Within a session the caches of one
-  batch reuse the memory of the last ([`Workspace`]): fresh memory costs a page fault per page on first touch;
+- [`LineageCache`]: a key/value cache preallocated for the whole output, written in place through the cache API the
+  layers already use, the beams of a sentence side by side: each row finds its history through pointers to the beam
+  slot that holds it at each position, so beam search's reorder rewrites pointers and moves no keys or values (where
+  `generate` gathers the whole cache every step). The source's cross-attention keys and values are projected once per
+  sentence, not per beam. Within a session the caches of one batch reuse the memory of the last ([`Workspace`]):
+  fresh memory costs a page fault per page on first touch;
 - [`decoding_attention`], registered with Transformers' attention interface for the time of decoding: softmax(q kᵀ) v
   for one query per row (cheaper than SDPA's set-up at this size), where the beams of a sentence attend as one block
   of queries to that sentence's source instead of to copies of it; its products over the values and the source's
@@ -54,7 +55,16 @@ from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterf
 from . import hardware
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
-from .layer_steps import DecoderLayerSteps, RowIndex, attend, decoder_layer_steps, rows_fit, scripted
+from .layer_steps import (
+    DecoderLayerSteps,
+    RowIndex,
+    attend,
+    attend_history,
+    decoder_layer_steps,
+    rows_fit,
+    scripted,
+    write_step,
+)
 from .layer_steps import release as release_program
 from .packing import PACKED_ATTENTION, pack_sources, unpack
 
@@ -576,11 +586,17 @@ class Bf16ReluMLP(nn.Module):
         return y if autocast else y.to(x.dtype)  # under bf16 autocast, bf16 as autocast's products give
 
 
-def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, decoding_cache=None,
+                       **kwargs):  # fmt: skip
     """Attention of one new token per row ([`zhen.layer_steps.attend`]: as `eager_attention_forward` computes it,
     softmax in float32). In cross-attention the source's keys and values are held once per sentence, `(batch, heads,
-    source, head_dim)`, and the `rows = batch * beams` queries of a sentence attend as one block. Float32 products on
-    the CPU are weighted sums of cache rows ([`row_index`]) where the cache's layout allows, else batched matmuls."""
+    source, head_dim)`, and the `rows = batch * beams` queries of a sentence attend as one block; in self-attention
+    over a [`LineageCache`] (`decoding_cache`), the beams of a sentence are side by side in theirs
+    ([`zhen.layer_steps.attend_history`]). Float32 products on the CPU are weighted sums of cache rows
+    ([`row_index`]) where the cache's layout allows, else batched matmuls."""
+    if key.dim() == 5:
+        columns, value_rows = decoding_cache.history(key.shape[2])
+        return attend_history(query, key, value, scaling, columns, value_rows), None
     queries = len(query) // len(key)
     output = attend(query, key, value, attention_mask, scaling, row_index(key.transpose(-1, -2), queries),
                     row_index(value, queries))  # fmt: skip
@@ -629,13 +645,12 @@ AttentionInterface.register(DECODING_ATTENTION, session_attention)
 AttentionMaskInterface.register(DECODING_ATTENTION, session_mask)
 
 
-CACHE_MEMORY = ("keys", "values")  # the names of the memory the self-attention caches are kept in
-
-
 class StaticDecodingCache:
     """The cache of a decoding run, as `ZhenAttention` reads and writes it (the `EncoderDecoderCache` interface):
     `self_attention_cache.update(key, value, layer)` writes the step's keys/values in place at `position` and returns
-    the history so far; `cross_attention_cache.layers[layer].keys/values` hold the source's, once per sentence."""
+    the history so far; `cross_attention_cache.layers[layer].keys/values` hold the source's, once per sentence. The
+    self-attention caches are `(rows, heads, max_length, head_dim)`, a row's history in its own row: what static
+    shapes need ([`StaticDecoderSteps`]); [`LineageCache`] is the one other steps use."""
 
     def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype,
                  workspace: "Workspace | None" = None):  # fmt: skip
@@ -654,15 +669,13 @@ class StaticDecodingCache:
         self.is_updated = dict.fromkeys(range(len(self.layers)), True)
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
-        self.spare: list[torch.Tensor] | None = None
-        self.names = CACHE_MEMORY  # of the memory the caches are in
         self.position = 0
         # Static shapes ([`StaticDecoderSteps`]): the step writes at the position this tensor holds and attends over
         # the whole cache, masked; the cache is zeroed (a masked score of garbage could be NaN) and never reallocated.
         self.write_position: torch.Tensor | None = None
 
-    def allocate(self, rows: int, max_length: int, names: tuple[str, str] = CACHE_MEMORY):
-        self.rows, self.max_length, self.names = rows, max_length, names
+    def allocate(self, rows: int, max_length: int):
+        self.rows, self.max_length = rows, max_length
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
         self.allocate_layer(layer_idx, key.shape[1], key.shape[3], key.dtype, key.device)
@@ -676,12 +689,14 @@ class StaticDecodingCache:
         return self.keys[layer_idx][:, :, :end], self.values[layer_idx][:, :, :end]
 
     def allocate_layer(self, layer_idx: int, heads: int, head_dim: int, dtype: torch.dtype, device):
-        """Layer `layer_idx`'s caches, `(rows, heads, max_length, head_dim)` in the dtype the layer computes in, where
-        this batch has none yet."""
+        """Layer `layer_idx`'s caches, in the dtype the layer computes in, where this batch has none yet."""
         if self.keys[layer_idx] is None:
-            shape = (self.rows, heads, self.max_length, head_dim)
-            self.keys[layer_idx] = self.new_cache((self.names[0], layer_idx), shape, dtype, device)
-            self.values[layer_idx] = self.new_cache((self.names[1], layer_idx), shape, dtype, device)
+            shape = self.cache_shape(heads, head_dim)
+            self.keys[layer_idx] = self.new_cache(("keys", layer_idx), shape, dtype, device)
+            self.values[layer_idx] = self.new_cache(("values", layer_idx), shape, dtype, device)
+
+    def cache_shape(self, heads: int, head_dim: int) -> tuple[int, ...]:
+        return self.rows, heads, self.max_length, head_dim
 
     def allocate_layers(self, heads: int, head_dim: int, dtype: torch.dtype, device):
         for layer_idx in range(len(self.keys)):
@@ -702,15 +717,9 @@ class StaticDecodingCache:
     def get_seq_length(self) -> int:
         return self.position
 
-    def expand(self, rows: torch.LongTensor, length: int):
-        """Make row `i` the history of row `rows[i]` in caches of `len(rows)` rows, in the memory named
-        `CACHE_MEMORY` (the caches so far are in other memory)."""
-        for caches, name in zip((self.keys, self.values), CACHE_MEMORY):
-            for i, cache in enumerate(caches):
-                shape = (len(rows), *cache.shape[1:])
-                caches[i] = self.workspace.empty((name, i), shape, cache.dtype, cache.device)
-                torch.index_select(cache[:, :, :length], 0, rows, out=caches[i][:, :, :length])
-        self.rows, self.names = len(rows), CACHE_MEMORY
+    def history(self, length: int) -> "tuple[torch.Tensor | None, RowIndex | None] | None":
+        """Where each row's history of `length` positions lies ([`LineageCache.history`]); None: in its own row."""
+        return None
 
     def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
         """Drop every row but `rows` (and every source but `sentences`'), both ascending: what finished needs no more
@@ -719,32 +728,109 @@ class StaticDecodingCache:
             for i, cache in enumerate(caches):
                 if cache is not None:
                     caches[i] = _keep_rows(cache, rows, length)
-        for layer in self.layers:
-            layer.keys, layer.values = _keep_rows(layer.keys, sentences), _keep_rows(layer.values, sentences)
-        if self.spare is not None:
-            self.spare = [spare[: len(rows)] for spare in self.spare]
+        self.keep_sources(sentences)
         self.rows = len(rows)
 
+    def keep_sources(self, sentences: torch.LongTensor):
+        for layer in self.layers:
+            layer.keys, layer.values = _keep_rows(layer.keys, sentences), _keep_rows(layer.values, sentences)
+
     def reorder(self, rows: torch.LongTensor, length: int):
-        """Make row `i` continue the history of row `rows[i]`. Most beams continue their own history, and moving the
-        cache is memory-bound: where at most half the rows change, only those are copied (gathered, then written
-        back), else everything is gathered once into a spare buffer that is swapped in."""
-        caches = [*self.keys, *self.values]
+        """Make row `i` continue the history of row `rows[i]`: only the rows whose history changes are copied
+        (gathered, then written back in place, where a CUDA graph reads them)."""
         moved = (rows != torch.arange(len(rows), device=rows.device)).nonzero().view(-1)
         if len(moved) == 0:
             return
-        if 2 * len(moved) <= len(rows) or self.write_position is not None:  # in place: a CUDA graph reads these
-            sources = rows[moved]
-            for cache in caches:
-                history = cache[:, :, :length]
-                history.index_copy_(0, moved, history.index_select(0, sources))
-            return
-        if self.spare is None:  # the first swap: `caches` are in the memory named `CACHE_MEMORY`
-            self.spare = [self.workspace.empty(("spare", i), c.shape, c.dtype, c.device) for i, c in enumerate(caches)]
-        for cache, spare in zip(caches, self.spare):
-            torch.index_select(cache[:, :, :length], 0, rows, out=spare[:, :, :length])
-        self.keys, self.values = self.spare[: len(self.keys)], self.spare[len(self.keys) :]
-        self.spare = caches
+        sources = rows[moved]
+        for cache in (*self.keys, *self.values):
+            history = cache[:, :, :length]
+            history.index_copy_(0, moved, history.index_select(0, sources))
+
+
+class LineageCache(StaticDecodingCache):
+    """The decoding cache whose self-attention caches hold the beams of a sentence side by side, `(batch, heads,
+    max_length, beams, head_dim)`, and find each row's history through `origins` `(rows, max_length)`: the beam slot
+    that holds, at each position, the keys and values of the row's ancestor there. A row writes its step in its own
+    slot; beam search's reorder rewrites the rows of `origins` and moves no keys or values (copying the caches every
+    step is what beam search costs beyond its products in `generate`, Marian or CTranslate2). Beam search's first
+    steps run one row per sentence, in the first slot; then every beam's history points there
+    ([`attend_history`])."""
+
+    def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype,
+                 workspace: "Workspace | None" = None, beams: int = 1):  # fmt: skip
+        super().__init__(source_keys_values, dtype, workspace)
+        self.beams = beams
+        self.sentences = len(source_keys_values[0][0])
+        self.device = source_keys_values[0][0].device
+        self.origins: torch.Tensor | None = None
+        self.found = None  # the step's history: (length, what `history` found)
+
+    def allocate(self, rows: int, max_length: int):
+        super().allocate(rows, max_length)
+        self.origins, self.found = self.own_slots(rows), None
+
+    def own_slots(self, rows: int) -> torch.LongTensor:
+        """Each row's own slot, at every position: `rows // sentences` rows a sentence."""
+        slots = torch.arange(rows, device=self.device) % (rows // self.sentences)
+        return slots[:, None].repeat(1, self.max_length)
+
+    def cache_shape(self, heads: int, head_dim: int) -> tuple[int, ...]:
+        return self.sentences, heads, self.max_length, self.beams, head_dim
+
+    def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
+        self.allocate_layer(layer_idx, key.shape[1], key.shape[3], key.dtype, key.device)
+        keys, values = self.keys[layer_idx], self.values[layer_idx]
+        write_step(keys, self.position, key)
+        write_step(values, self.position, value)
+        return keys[:, :, : self.position + 1], values[:, :, : self.position + 1]
+
+    def history(self, length: int) -> "tuple[torch.Tensor | None, RowIndex | None]":
+        """For a step over `length` positions (once a step; its layers share it): where each row's history lies among
+        its sentence's scores (`(batch, heads, queries, length)`; None with one slot a sentence: in place), and the
+        rows of the values' table that its weighted sum of values reads ([`zhen.layer_steps.multiply`]), where this
+        thread's decoding takes products as row sums and the cache is float32 ([`row_index`])."""
+        if self.found is not None and self.found[0] == length:
+            return self.found[1]
+        cache = self.values[0]
+        heads, queries = cache.shape[1], self.rows // self.sentences
+        row_sums = getattr(_DECODING, "row_sums", False) and cache.dtype == torch.float32
+        if self.beams == 1:
+            rows = _row_index(self.sentences * heads, 1, length, self.max_length, self.device) if row_sums else None
+            found = None, rows
+        else:
+            positions = torch.arange(length, device=self.device) * self.beams
+            columns = (positions + self.origins[:, :length]).view(self.sentences, 1, queries, length)
+            value_rows = None
+            if row_sums:  # row j, slot s of head h of sentence b: ((b * heads + h) * max_length + j) * beams + s
+                blocks = torch.arange(self.sentences * heads, device=self.device) * (self.max_length * self.beams)
+                index = (blocks.view(self.sentences, heads, 1, 1) + columns).view(-1)
+                value_rows = index, torch.arange(0, len(index), length, device=self.device)
+            found = columns.expand(self.sentences, heads, queries, length), value_rows
+        self.found = length, found
+        return found
+
+    def reorder(self, rows: torch.LongTensor, length: int):
+        """Make row `i` continue the history of row `rows[i]` (of the same sentence): its pointers, up to `length`."""
+        self.origins[:, :length] = self.origins[:, :length].index_select(0, rows)
+        self.found = None
+
+    def expand(self, rows: torch.LongTensor, length: int):
+        """From one row per sentence to `len(rows)`: row `i` continues the history of sentence `rows[i]`."""
+        shared = self.origins
+        self.rows = len(rows)
+        self.origins = self.own_slots(self.rows)
+        self.origins[:, :length] = shared[:, :length].index_select(0, rows)
+        self.found = None
+
+    def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
+        """Drop every sentence but `sentences`, and so every row but theirs (`rows`), both ascending."""
+        for caches in (self.keys, self.values):
+            for i, cache in enumerate(caches):
+                if cache is not None:
+                    caches[i] = _keep_rows(cache, sentences, length)
+        self.keep_sources(sentences)
+        self.origins = _keep_rows(self.origins, rows)
+        self.rows, self.sentences, self.found = len(rows), len(sentences), None
 
 
 def _keep_rows(tensor: torch.Tensor, rows: torch.LongTensor, length: int | None = None) -> torch.Tensor:
@@ -814,16 +900,20 @@ class DecoderSteps:
                 f"{model.config.max_position_embeddings} of this {model.config.position_embedding_type} position "
                 "table; lower max_new_tokens."
             )
-        self.cache = StaticDecodingCache(
+        self.cache = self.new_cache(
             [layer.encoder_attn.source_keys_and_values(encoder_hidden_states, None) for layer in self.decoder.layers],
             attention_dtype or encoder_hidden_states.dtype,
             workspace,
+            num_beams,
         )
         self.cache.allocate(self.rows, max_length)
         # Additive source mask (batch, 1, 1, source), in float32 like the scores it is added to.
         self.source_bias = torch.zeros(attention_mask.shape, dtype=torch.float32, device=self.device)
         self.source_bias = self.source_bias.masked_fill_(attention_mask == 0, torch.finfo(torch.float32).min)
         self.source_bias = self.source_bias[:, None, None, :]
+
+    def new_cache(self, source_keys_values, dtype: torch.dtype, workspace, beams: int) -> StaticDecodingCache:
+        return LineageCache(source_keys_values, dtype, workspace, beams)
 
     def step(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
         self.cache.position = position
@@ -842,6 +932,7 @@ class DecoderSteps:
                 encoder_attention_mask=self.source_bias,
                 position_embeddings=position_embeddings,
                 cache=self.cache,
+                decoding_cache=self.cache,  # for `decoding_attention`: where each row's history lies
             )
         return self.decoder.layer_norm(hidden_states)[:, 0]
 
@@ -852,14 +943,15 @@ class DecoderSteps:
         cache.allocate_layers(heads, config.d_model // heads, hidden_states.dtype, hidden_states.device)
         source = cache.layers[0]
         queries = self.rows // len(self.source_bias)
+        columns, value_rows = cache.history(cache.position + 1)
         cos, sin = position_embeddings or (None, None)
         in_python = type(self.layer_steps) is DecoderLayerSteps
         # Compiled, under TorchScript's plain interpreter: its optimizing executor re-profiles at every new shape.
         with contextlib.nullcontext() if in_python else torch.jit.optimized_execution(False):
             return self.layer_steps(
                 hidden_states, cache.keys, cache.values, cache.position, cache.source_keys, cache.source_values,
-                self.source_bias, cos, sin, row_index(cache.values[0][:, :, : cache.position + 1], 1),
-                row_index(source.keys.transpose(-1, -2), queries), row_index(source.values, queries),
+                self.source_bias, cos, sin, columns, value_rows, row_index(source.keys.transpose(-1, -2), queries),
+                row_index(source.values, queries),
             )  # fmt: skip
 
     def logits(self, hidden_states: torch.Tensor) -> torch.Tensor:
@@ -874,7 +966,7 @@ class DecoderSteps:
 
     def one_row_per_sentence(self):
         self.rows = len(self.source_bias)
-        self.cache.allocate(self.rows, self.cache.max_length, names=("shared keys", "shared values"))
+        self.cache.allocate(self.rows, self.cache.max_length)
 
     def expand(self, rows: torch.LongTensor, length: int):
         """Go on with row `i` continuing the history of sentence `rows[i]`."""
@@ -910,6 +1002,9 @@ class StaticDecoderSteps(DecoderSteps):
     shapes: the graph is captured again. Without `cuda_graph` the same computation runs eagerly, on any device."""
 
     shares_first_steps = False  # its cache is zeroed and written at a position tensor: it keeps its rows
+
+    def new_cache(self, source_keys_values, dtype: torch.dtype, workspace, beams: int) -> StaticDecodingCache:
+        return StaticDecodingCache(source_keys_values, dtype, workspace)
 
     def __init__(self, *args, cuda_graph: bool, **kwargs):
         super().__init__(*args, **kwargs)

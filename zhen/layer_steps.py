@@ -76,6 +76,48 @@ def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bias: to
     return output.transpose(1, 2)
 
 
+def write_step(cache: torch.Tensor, position: int, states: torch.Tensor):
+    """Write a step's keys or values `(rows, heads, 1, head_dim)` at `position` of a self-attention cache `(batch,
+    heads, positions, beams, head_dim)` ([`attend_history`]), each row in its beam's slot (one row per sentence: the
+    first slot)."""
+    batch, heads = cache.shape[0], cache.shape[1]
+    queries = states.shape[0] // batch
+    cache[:, :, position, :queries] = states.reshape(batch, queries, heads, -1).transpose(1, 2)
+
+
+def attend_history(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, scaling: float,
+                   columns: torch.Tensor | None, value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+    """softmax(q kᵀ · scaling) v of one query per row over its history in a self-attention cache that holds the beams
+    of a sentence side by side, `(batch, heads, positions, beams, head_dim)`: row `r`'s history at position `j` is
+    in the beam slot `columns[.., j] - j * beams` (beam search moves no keys or values, only these pointers). The
+    queries of a sentence multiply all its beams' keys at once, as one block, and each row's scores are picked from
+    the block (`columns`: `(batch, heads, queries, positions)`; None with one slot a sentence); the values are
+    weighted sums of the rows `value_rows` index ([`multiply`]) or, without, gathered and multiplied. Softmax in
+    float32 as [`attend`]. Returns `(rows, 1, heads, head_dim)`."""
+    batch, heads, length, beams, dim = keys.shape
+    rows = query.shape[0]
+    queries = rows // batch
+    query = query.reshape(batch, queries, heads, dim).transpose(1, 2).contiguous()
+    every = torch.matmul(query, keys.reshape(batch, heads, length * beams, dim).transpose(-1, -2))
+    scores = every if columns is None else every.gather(-1, columns)  # (batch, heads, queries, positions)
+    if scores.dtype != torch.float32:
+        scores = scores.float()
+    weights = (scores * scaling).softmax(-1)
+    if values.dtype != torch.float32:
+        weights = weights.to(values.dtype)
+    if value_rows is not None:
+        table = values.as_strided((batch * values.stride(0) // dim, dim), (dim, 1))
+        output = torch.embedding_bag(table, value_rows[0], value_rows[1], False, 0, False, weights.reshape(-1))[0]
+    else:
+        history = values.reshape(batch, heads, length * beams, dim)
+        if columns is not None:
+            picked = columns.reshape(batch, heads, queries * length, 1).expand(batch, heads, queries * length, dim)
+            history = history.gather(2, picked).view(batch, heads, queries, length, dim)
+            weights = weights[:, :, :, None]
+        output = torch.matmul(weights, history)
+    return output.reshape(batch, heads, queries, dim).transpose(1, 2).reshape(rows, 1, heads, dim)
+
+
 class Product(nn.Module):
     """A session linear's product, in three parts: `enter` turns the step's hidden states into the product's input,
     `multiply` multiplies (with `relu`, ReLU applied to the product), `leave` turns the output back into the hidden
@@ -194,8 +236,9 @@ class LayerStep(nn.Module):
 
     def forward(self, hidden_states: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, position: int,
                 source_keys: torch.Tensor, source_values: torch.Tensor, source_bias: torch.Tensor,
-                cos: torch.Tensor | None, sin: torch.Tensor | None, self_rows: RowIndex | None,
-                source_key_rows: RowIndex | None, source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+                cos: torch.Tensor | None, sin: torch.Tensor | None, self_columns: torch.Tensor | None,
+                self_rows: RowIndex | None, source_key_rows: RowIndex | None,
+                source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
         residual = hidden_states
         if self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -203,10 +246,10 @@ class LayerStep(nn.Module):
         query, key, value = projected[0], projected[1], projected[2]
         if cos is not None and sin is not None:
             query, key = apply_rotary_pos_emb(query, key, cos, sin)
-        keys[:, :, position : position + 1] = key
-        values[:, :, position : position + 1] = value
-        output = attend(query, keys[:, :, : position + 1], values[:, :, : position + 1], None, self.scaling, None,
-                        self_rows)  # fmt: skip
+        write_step(keys, position, key)
+        write_step(values, position, value)
+        output = attend_history(query, keys[:, :, : position + 1], values[:, :, : position + 1], self.scaling,
+                                self_columns, self_rows)  # fmt: skip
         hidden_states = residual + self.self_out_proj.project(self.merge_heads(output, hidden_states))
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -236,10 +279,11 @@ class LayerStep(nn.Module):
 class DecoderLayerSteps(nn.Module):
     """Every decoder layer's step ([`LayerStep`]) and the decoder's final norm: from the embedded tokens
     `(rows, 1, d_model)` to the hidden states the LM head takes, `(rows, d_model)`. `keys[i]`, `values[i]`: layer
-    `i`'s self-attention cache `(rows, heads, max_length, head_dim)`, written at `position`; `source_keys[i]`,
-    `source_values[i]`: its cross-attention's, `(batch, heads, source, head_dim)`; `cos`, `sin`: RoPE's angles of the
-    position, or None; the row indices of [`multiply`] for the self-attention values and the source's keys and
-    values, or None for batched matmuls."""
+    `i`'s self-attention cache `(batch, heads, max_length, beams, head_dim)`, written at `position`, and
+    `self_columns` where each row's history lies in it ([`attend_history`]); `source_keys[i]`, `source_values[i]`:
+    its cross-attention's, `(batch, heads, source, head_dim)`; `cos`, `sin`: RoPE's angles of the position, or None;
+    the row indices of [`multiply`] for the self-attention values and the source's keys and values, or None for
+    batched matmuls."""
 
     def __init__(self, decoder: nn.Module, products: dict):
         super().__init__()
@@ -248,12 +292,14 @@ class DecoderLayerSteps(nn.Module):
 
     def forward(self, hidden_states: torch.Tensor, keys: list[torch.Tensor], values: list[torch.Tensor], position: int,
                 source_keys: list[torch.Tensor], source_values: list[torch.Tensor], source_bias: torch.Tensor,
-                cos: torch.Tensor | None, sin: torch.Tensor | None, self_rows: RowIndex | None,
-                source_key_rows: RowIndex | None, source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+                cos: torch.Tensor | None, sin: torch.Tensor | None, self_columns: torch.Tensor | None,
+                self_rows: RowIndex | None, source_key_rows: RowIndex | None,
+                source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
         i = 0
         for layer in self.layers:
             hidden_states = layer(hidden_states, keys[i], values[i], position, source_keys[i], source_values[i],
-                                  source_bias, cos, sin, self_rows, source_key_rows, source_value_rows)  # fmt: skip
+                                  source_bias, cos, sin, self_columns, self_rows, source_key_rows,
+                                  source_value_rows)  # fmt: skip
             i += 1
         return self.layer_norm(hidden_states)[:, 0]
 
