@@ -23,6 +23,7 @@ from zhen.fast_generation import (
     generate,
     row_index,
     session_weights,
+    top_continuations,
     topk,
     unsupported_options,
 )
@@ -238,6 +239,36 @@ def test_argmax_and_topk_equal_torch():
             values, indices = topk(scores, k)
             expected = torch.topk(scores, k)
             assert torch.equal(values, expected.values) and torch.equal(indices, expected.indices)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("vocab", [600, 16000, 16003])
+def test_top_continuations_equal_topk_over_every_beams_sums(vocab, shared):
+    """Beam search's top continuations, found without adding each beam's score to all its log-probabilities, are the
+    top-k of those sums over every beam of a sentence: the same values, beams and tokens (in the first steps one row
+    of log-probabilities a sentence stands for all its beams)."""
+    generator = torch.Generator().manual_seed(0)
+    batch, beams, k = 5, 4, 8
+    log_probs = torch.log_softmax(torch.randn(batch * (1 if shared else beams), vocab, generator=generator) * 3, -1)
+    log_probs[:, 7] = log_probs[:, 9]  # a tie within a beam
+    running_scores = torch.randn(batch, beams, generator=generator)
+    if shared:
+        running_scores[:, 1:] = -1e9
+    values, top_beams, tokens = top_continuations(log_probs.clone(), running_scores, k)
+    rows = log_probs.repeat_interleave(beams, 0) if shared else log_probs
+    expected = torch.topk((rows.view(batch, beams, vocab) + running_scores[:, :, None]).view(batch, -1), k)
+    assert torch.equal(values, expected.values)
+    assert torch.equal(top_beams * vocab + tokens, expected.indices)
+
+
+def test_beam_search_over_a_vocabulary_of_many_chunks_equals_generate():
+    """Top continuations are found from chunk maxima where the vocabulary has enough chunks (the models of the other
+    tests have too few)."""
+    model = tiny_model(vocab_size=4000)
+    input_ids, attention_mask = padded_sources(vocab_size=4000)
+    for session in ("plain", "python-layers", "module-layers"):
+        assert_same_as_generate(model, input_ids, attention_mask, session=session, forced_bos_token_id=ZH, num_beams=4,
+                                max_new_tokens=12, min_new_tokens=3)  # fmt: skip
 
 
 @pytest.mark.skipif(hardware.detected().mkl_packing == "off", reason="this PyTorch build has no MKL")

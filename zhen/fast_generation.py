@@ -1079,6 +1079,32 @@ def topk(scores: torch.Tensor, k: int, chunk: int = 64) -> tuple[torch.Tensor, t
     return values, candidates.gather(1, positions)
 
 
+def top_continuations(log_probs: torch.Tensor, running_scores: torch.Tensor, k: int,
+                      chunk: int = 64) -> tuple[torch.Tensor, torch.LongTensor, torch.LongTensor]:  # fmt: skip
+    """Beam search's top `k` continuations of each sentence: `topk` over `log_probs[beam] + running_scores[beam]`
+    for all its beams and tokens, as values, beams and tokens. `log_probs`: `(batch * beams, vocab)`, or `(batch,
+    vocab)` where the beams of a sentence still share one history. Adding a beam's score keeps the order of its
+    log-probabilities, so the top `k` sums lie in the `k` chunks whose maxima plus their beam's score are the largest
+    ([`topk`]): only the chunks' maxima and the candidates are added to, not the whole `log_probs`."""
+    batch, beams = running_scores.shape
+    rows, vocab = log_probs.shape
+    if beams * vocab < 4 * k * chunk or log_probs.device.type != "cpu":
+        if rows == batch:
+            log_probs = log_probs.repeat_interleave(beams, dim=0)
+        scores = log_probs.view(batch, beams, vocab) + running_scores[:, :, None]
+        values, indices = torch.topk(scores.view(batch, beams * vocab), k)
+        return values, indices // vocab, indices % vocab
+    log_probs = _pad_to_multiple(log_probs, chunk)
+    maxima = log_probs.view(batch, rows // batch, -1, chunk).amax(-1) + running_scores[:, :, None]
+    chunks = maxima.shape[-1]
+    best = torch.topk(maxima.view(batch, -1), k).indices.sort(-1).values  # in index order, like a full scan
+    beam, columns = best // chunks, (best % chunks)[:, :, None] * chunk + torch.arange(chunk, device=best.device)
+    row = torch.arange(batch, device=best.device)[:, None] * (rows // batch) + (beam if rows > batch else 0)
+    sums = log_probs.take(row[:, :, None] * log_probs.shape[1] + columns) + running_scores.gather(1, beam)[:, :, None]
+    values, positions = torch.topk(sums.view(batch, -1), k)
+    return values, beam.gather(1, positions // chunk), columns.view(batch, -1).gather(1, positions)
+
+
 def _forced_token(cur_len: int, max_length: int, forced_bos, forced_eos) -> int | None:
     """The token `ForcedBOSTokenLogitsProcessor` / `ForcedEOSTokenLogitsProcessor` force at this step (EOS wins)."""
     if forced_eos is not None and cur_len == max_length - 1:
@@ -1165,21 +1191,16 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
         hidden_states = decoder.step(tokens, cur_len - 1)
         forced = _forced_token(cur_len, max_length, forced_bos, forced_eos)
         if forced is not None:
-            log_probs = torch.full((B * K, decoder.vocab_size), -math.inf, device=device)
+            log_probs = torch.full((len(hidden_states), decoder.vocab_size), -math.inf, device=device)
             log_probs[:, forced] = 0
         else:
             logits = decoder.logits(hidden_states)
             log_probs = torch.log_softmax(logits, dim=-1, out=logits)  # in place: no second logits-sized tensor
             if eos is not None and cur_len - 1 < min_new_tokens:
                 log_probs[:, eos] = -math.inf
-            if shared:
-                log_probs = log_probs.repeat_interleave(K, dim=0)
-        vocab = log_probs.shape[-1]
-        log_probs = log_probs.view(B, K, vocab).add_(running_scores[:, :, None]).view(B, K * vocab)
 
         # Top `keep` continuations over all beams of each sentence.
-        top_scores, top_indices = topk(log_probs, keep)
-        top_beams, top_tokens = top_indices // vocab, top_indices % vocab
+        top_scores, top_beams, top_tokens = top_continuations(log_probs, running_scores, keep)
         top_sequences = torch.take_along_dim(running, top_beams[:, :, None], dim=1)
         top_sequences[:, :, cur_len] = top_tokens
         ends = top_tokens == eos if eos is not None else torch.zeros_like(top_tokens, dtype=torch.bool)
@@ -1260,6 +1281,7 @@ __all__ = [
     "decoding_attention",
     "generate",
     "greedy_search",
+    "top_continuations",
     "topk",
     "unsupported_options",
 ]
