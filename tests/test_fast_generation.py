@@ -813,18 +813,23 @@ def test_the_row_indices_kept_for_row_sums_stay_few():
 
 
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
-@pytest.mark.parametrize("weights", ["plain", "packed", "bf16", "int8"])
+@pytest.mark.parametrize("weights", ["plain", "packed", "bf16", "int8", "int8-onednn"])
 @pytest.mark.parametrize("row_sums", [True, False])
 def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
     position_embedding_type, normalize_before, weights, row_sums
 ):
     """Bit for bit, step after step (the beams reordered between steps), compiled by TorchScript and in Python, in
-    every session a CPU opens, with attention's products as row sums and as matmuls."""
-    from zhen.quantization import quantize_dynamic
+    every session a CPU opens, with attention's products as row sums and as matmuls; int8 also with every product
+    packed for oneDNN (whose fused ReLU PyTorch leaves out)."""
+    from zhen.quantization import pack_for, quantize_dynamic
 
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
-    if weights == "int8":
-        model, weights = quantize_dynamic(model), "plain"
+    if weights.startswith("int8"):
+        model = quantize_dynamic(model)
+        for linear in model.modules():
+            if weights == "int8-onednn" and isinstance(linear, torch.ao.nn.quantized.dynamic.Linear):
+                pack_for(linear, "onednn")
+        weights = "plain"
     input_ids, attention_mask = padded_sources()
     fast_generation._DECODING.row_sums = row_sums
     try:

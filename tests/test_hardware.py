@@ -23,10 +23,13 @@ def test_forced_values_apply_inside_the_block_only():
 
 
 def test_environment_variable_forces_too(monkeypatch):
-    monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,onednn_packing=off,cuda=false")
+    monkeypatch.setenv(
+        "ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,onednn_packing=off,cuda=false,onednn_int8=off"
+    )
     machine = hardware.current()
     assert (machine.cpu_bf16, machine.mkl_packing, machine.onednn_packing, machine.cuda) == ("emulated", "off", "off",
                                                                                             False)  # fmt: skip
+    assert machine.onednn_int8 == "off"
     monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=fast")
     with pytest.raises(ValueError, match=r"ZHEN_HARDWARE: cpu_bf16='fast' is invalid"):
         hardware.current()
@@ -70,6 +73,12 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     with hardware.forced(cpu_bf16="emulated", onednn_packing="on", cuda=False):
         env.main([])
     assert "float32 weights packed for oneDNN" in capsys.readouterr().out
+    for onednn_int8, fbgemm, kernels in [("on", "on", "FBGEMM's int8 kernels, the LM head with oneDNN's"),
+                                         ("off", "on", "FBGEMM's int8 kernels\n"),
+                                         ("off", "off", "PyTorch's default int8 kernels")]:  # fmt: skip
+        with hardware.forced(onednn_int8=onednn_int8, fbgemm=fbgemm):
+            env.main([])
+        assert f"int8 (--int8, zhen.quantization) multiplies with {kernels}" in capsys.readouterr().out
     with hardware.forced(cpu_bf16="emulated", onednn_packing="off", mkl_packing="on", cuda=False):
         env.main([])
     out = capsys.readouterr().out

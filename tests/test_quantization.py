@@ -96,3 +96,68 @@ def test_int8_session_swaps_in_its_linears_and_decodes_as_quantized_generate(
         fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
     assert [type(m) for m in quantized.modules()] == types
     assert torch.equal(fast, quantized.generate(**batch, **kwargs))
+
+
+def _int8_linears(model):
+    return [m for m in model.modules() if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
+
+
+@pytest.mark.skipif("onednn" not in torch.backends.quantized.supported_engines, reason="this PyTorch has no oneDNN")
+@pytest.mark.parametrize("onednn_int8", ["on", "off"])
+def test_the_lm_head_is_packed_for_onednn_where_its_int8_products_are_faster(
+    tiny_model, tiny_pairs, tiny_tokenizer, onednn_int8
+):
+    """Where oneDNN multiplies int8 with VNNI or AMX, the LM head's weight is packed for it and the narrower products
+    stay FBGEMM's. Either packing holds the same int8 weights (nearly the same logits), and the model's own forward and
+    a decoding session multiply by the same packing (the same ids)."""
+    from zhen import hardware
+
+    with hardware.forced(onednn_int8=onednn_int8):
+        quantized = quantize_dynamic(tiny_model)
+    packed_for = [m.packed_for for m in _int8_linears(quantized)]
+    engine = torch.backends.quantized.engine  # what PyTorch packs for by default (FBGEMM's kernels on x86)
+    assert quantized.lm_head.packed_for == ("onednn" if onednn_int8 == "on" else engine)
+    assert packed_for.count("onednn") == (onednn_int8 == "on") and packed_for.count(engine) == len(packed_for) - (
+        onednn_int8 == "on"
+    )
+    with hardware.forced(onednn_int8="off" if onednn_int8 == "on" else "on"):
+        other = quantize_dynamic(tiny_model)
+    hidden = torch.randn(2, 5, tiny_model.config.d_model)
+    torch.testing.assert_close(quantized.lm_head(hidden), other.lm_head(hidden), rtol=1e-5, atol=1e-5)
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    for num_beams in (1, 4):
+        kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
+        assert torch.equal(generate(quantized, **batch, **kwargs), quantized.generate(**batch, **kwargs))
+
+
+@pytest.mark.skipif("onednn" not in torch.backends.quantized.supported_engines, reason="this PyTorch has no oneDNN")
+def test_a_model_quantized_for_onednn_takes_its_relu_apart_and_decodes_as_its_generate(
+    tiny_model, tiny_pairs, tiny_tokenizer
+):
+    """PyTorch's oneDNN int8 product reuses the kernel of the first input shape it meets, with or without the ReLU
+    of that first call: a model whose every product is packed for oneDNN, or packed for what zhen does not know
+    (quantized by PyTorch directly), keeps its MLPs' ReLU apart in a decoding session, and translates as its own
+    `generate`."""
+    from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
+
+    from zhen.fast_generation import FastDecoder, Int8ReluMLP, relu_fuses
+    from zhen.quantization import pack_for
+
+    quantized = quantize_dynamic(tiny_model)
+    assert relu_fuses(quantized.get_decoder().layers[0].mlp.fc1)  # FBGEMM's packing fuses it
+    unknown = torch_quantize_dynamic(tiny_model, {torch.nn.Linear}, dtype=torch.qint8)
+    assert Int8ReluMLP.replaces(quantized.get_decoder().layers[0].mlp)
+    assert not relu_fuses(unknown.get_decoder().layers[0].mlp.fc1)
+    for linear in _int8_linears(quantized):
+        pack_for(linear, "onednn")
+    mlp = quantized.get_decoder().layers[0].mlp
+    assert not relu_fuses(mlp.fc1) and not Int8ReluMLP.replaces(mlp)
+
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    for num_beams in (1, 4):
+        kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
+        with FastDecoder(quantized) as decoder:
+            fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
+        assert torch.equal(fast, quantized.generate(**batch, **kwargs))

@@ -525,18 +525,28 @@ class Int8ReluMLP(nn.Module):
 
     @staticmethod
     def replaces(module: nn.Module) -> bool:
-        """Whether `module` is an eval-mode ReLU MLP whose two products this class computes exactly."""
+        """Whether `module` is an eval-mode ReLU MLP whose two products this class computes exactly: `fc1`'s packing
+        must take the ReLU fused ([`relu_fuses`])."""
         return (
             _is_relu_mlp(module)
             and not module.training
             and Int8Linear.replaces(module.fc1)
             and Int8Linear.replaces(module.fc2)
+            and relu_fuses(module.fc1)
         )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype != torch.float32:
             return self.mlp(x)
         return self.fc2(self.fc1.relu(x))
+
+
+def relu_fuses(linear: nn.Module) -> bool:
+    """Whether ReLU may be fused into this int8 `Linear`'s product (`quantized::linear_relu_dynamic`): where
+    `zhen.quantization` packed its weight for FBGEMM (`packed_for`). PyTorch 2.13's oneDNN product keeps one kernel
+    for the first input shape it meets, with or without the ReLU of that first call, and reuses it for later calls of
+    that shape either way; for a packing not known, ReLU stays apart."""
+    return getattr(linear, "packed_for", None) in ("fbgemm", "x86")
 
 
 class Bf16Linear(nn.Module):

@@ -4,7 +4,7 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off`.
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off,onednn_int8=off`.
 
 `zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
 
@@ -43,6 +43,9 @@ class Hardware:
             decoding attention's products over the cache in one pass.
         glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
             decoding raises ([`keep_freed_memory`]).
+        onednn_int8 (`str`): `"on"` where PyTorch's oneDNN multiplies int8 with VNNI or AMX instructions: there its
+            product at the vocabulary's width beats FBGEMM's, and `zhen.quantization.quantize_dynamic` packs the LM
+            head for it (measured: README, Performance).
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
@@ -52,6 +55,7 @@ class Hardware:
     onednn_packing: str
     fbgemm: str
     glibc_malloc: str
+    onednn_int8: str
     cuda: bool
     cuda_bf16: bool
 
@@ -59,6 +63,7 @@ class Hardware:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
+        packing += f", oneDNN int8 LM head {self.onednn_int8}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
@@ -72,6 +77,10 @@ def detected() -> Hardware:
         native = bf16_measured_faster()
     mkl = torch.backends.mkl.is_available() and hasattr(torch.ops.mkl, "_mkl_linear")
     onednn = torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
+    int8_instructions = any(
+        getattr(torch.cpu, check, lambda: False)() for check in ("_is_vnni_supported", "_is_amx_tile_supported")
+    )
+    onednn_int8 = int8_instructions and "onednn" in torch.backends.quantized.supported_engines
     cuda = torch.cuda.is_available()
     return Hardware(
         cpu_bf16="native" if native else "emulated",
@@ -79,6 +88,7 @@ def detected() -> Hardware:
         onednn_packing="on" if onednn else "off",
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
         glibc_malloc="on" if _mallopt() is not None else "off",
+        onednn_int8="on" if onednn_int8 else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
@@ -181,6 +191,7 @@ def _check(values: dict, source: str) -> None:
         "onednn_packing": SWITCHES,
         "fbgemm": SWITCHES,
         "glibc_malloc": SWITCHES,
+        "onednn_int8": SWITCHES,
         "cuda": (True, False),
         "cuda_bf16": (True, False),
     }
@@ -278,6 +289,9 @@ def report() -> str:
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
         f"zhen.translate and the pipeline decode {decoding_streams('cpu')} batch(es) at once on the CPU (decoding "
         "streams)",
+        "int8 (--int8, zhen.quantization) multiplies with "
+        + ("FBGEMM's int8 kernels, the LM head with oneDNN's" if machine.onednn_int8 == "on" else
+           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels"),
     ]  # fmt: skip
     return "\n".join(lines)
 

@@ -189,11 +189,11 @@ class FeedForward(nn.Module):
     activation: Final[str]
     fused: Final[bool]
 
-    def __init__(self, fc1: Product, fc2: Product, activation: str):
+    def __init__(self, fc1: Product, fc2: Product, activation: str, fuse_relu: bool = True):
         super().__init__()
         self.fc1, self.fc2, self.activation = fc1, fc2, activation
         same_kind = type(fc1) is type(fc2) and getattr(fc1, "bf16", False) == getattr(fc2, "bf16", False)
-        self.fused = activation == "relu" and same_kind
+        self.fused = activation == "relu" and same_kind and fuse_relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.fused:
@@ -323,7 +323,9 @@ def product_of(module: nn.Module) -> nn.Module | None:
     if kind == "ZhenMLP" and _inert(module.activation_dropout):
         activation = _activation(module.activation_fn)
         fc1, fc2 = product_of(module.fc1), product_of(module.fc2)
-        return None if None in (activation, fc1, fc2) else FeedForward(fc1, fc2, activation)
+        # An int8 MLP whose ReLU fuses is an `Int8ReluMLP` in a session; this one's does not (oneDNN's packing).
+        fuse_relu = not isinstance(fc1, Int8Product)
+        return None if None in (activation, fc1, fc2) else FeedForward(fc1, fc2, activation, fuse_relu)
     return None
 
 
