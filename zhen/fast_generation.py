@@ -21,9 +21,10 @@ operations as one program that TorchScript runs without the GIL: `zhen.layer_ste
 - one loop with the bookkeeping of greedy or beam search done on small tensors, without logits processors, stopping
   criteria, masks or output capturing; rows (greedy) and sentences (beam search) that have finished leave the batch,
   where `generate` computes them to the end of the longest; argmax and top-k found from block maxima (CPU
-  `argmax`/`topk` over a 32k vocabulary are several times slower than `amax`); the LM head skipped on the step whose
-  token is forced; beam search's first steps, while the beams of a sentence share one history, run one row per
-  sentence;
+  `argmax`/`topk` over a 32k vocabulary are several times slower than `amax`; beam search's top continuations from
+  each beam's block maxima plus its score, the score added to the candidates only: [`top_continuations`]); the LM
+  head skipped on the step whose token is forced; beam search's first steps, while the beams of a sentence share one
+  history, run one row per sentence;
 - within a [`FastDecoder`] session (what `zhen.translate` and the translation pipeline open), the projections of
   encoder and decoder and the LM head multiply by session copies of their weights chosen for the machine
   (`zhen.hardware`): bf16 copies packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX,
