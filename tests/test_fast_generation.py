@@ -199,12 +199,14 @@ def test_finished_sentences_leave_the_batch_and_translations_stay_those_of_gener
     assert kept and min(kept) < len(texts), "no finished sentence left the batch"
 
 
-def test_bfloat16_model_runs_and_mostly_agrees():
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_bfloat16_model_runs_and_mostly_agrees(num_beams):
+    """A bf16 model's caches are bf16: its beams' values are gathered through the pointers, not summed as rows."""
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
-    reference = generate(model, input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8, min_new_tokens=8)
-    out = generate(model.to(torch.bfloat16), input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8,
-                   min_new_tokens=8)  # fmt: skip
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=8, min_new_tokens=8, num_beams=num_beams)
+    reference = generate(model, input_ids, attention_mask, **kwargs)
+    out = generate(model.to(torch.bfloat16), input_ids, attention_mask, **kwargs)
     assert out.shape == reference.shape and (out == reference).float().mean() > 0.5
 
 
