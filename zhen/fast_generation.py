@@ -735,12 +735,16 @@ class StaticDecodingCache:
     def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
         """Drop every row but `rows` (and every source but `sentences`'), both ascending: what finished needs no more
         steps. What is kept moves to the first rows of the memory it is in."""
+        self.keep_caches(rows, length)
+        self.keep_sources(sentences)
+        self.rows = len(rows)
+
+    def keep_caches(self, index: torch.LongTensor, length: int):
+        """Keep the self-attention caches' entries `index` along their first dimension, up to `length` positions."""
         for caches in (self.keys, self.values):
             for i, cache in enumerate(caches):
                 if cache is not None:
-                    caches[i] = _keep_rows(cache, rows, length)
-        self.keep_sources(sentences)
-        self.rows = len(rows)
+                    caches[i] = _keep_rows(cache, index, length)
 
     def keep_sources(self, sentences: torch.LongTensor):
         for layer in self.layers:
@@ -835,10 +839,7 @@ class LineageCache(StaticDecodingCache):
 
     def keep(self, rows: torch.LongTensor, sentences: torch.LongTensor, length: int):
         """Drop every sentence but `sentences`, and so every row but theirs (`rows`), both ascending."""
-        for caches in (self.keys, self.values):
-            for i, cache in enumerate(caches):
-                if cache is not None:
-                    caches[i] = _keep_rows(cache, sentences, length)
+        self.keep_caches(sentences, length)
         self.keep_sources(sentences)
         self.origins = _keep_rows(self.origins, rows)
         self.rows, self.sentences, self.found = len(rows), len(sentences), None
