@@ -11,9 +11,13 @@ Transformers 4's `TranslationPipeline` did with a Marian model, on a trained che
   translate                      `zhen.translate(texts, model, tokenizer, batch_size=...)`
 
 Every system gets the same texts and the same length limit (`zhen.pipeline_zhen.default_max_new_tokens`); each runs
-once per round, in turn, and keeps its best round. Prints sentences/s and the ratio to the peer.
+once per round, in turn, and keeps its best round. Prints sentences/s, the milliseconds a call takes and the ratio to
+the peer. `--per-call N` hands the texts over N at a time, one call each (an interactive user's few texts: the
+session, the streams and the batches of one call), instead of all in one call.
 
     python benchmarks/bench_pipeline.py --model runs/zhen/model --test ../shared/data/news/valid.jsonl.gz --limit 256
+    python benchmarks/bench_pipeline.py --model runs/zhen/model --test ../shared/data/tatoeba/valid.jsonl.gz \
+        --limit 64 --per-call 1 --systems generate-bf16,generate-fp32,pipeline,translate
 """
 
 import json
@@ -34,6 +38,7 @@ SYSTEMS = ("generate-bf16", "generate-fp32", "pipeline", "pipeline-lazy", "trans
 
 def main(argv=None):
     parser = checkpoint_parser(__doc__, SYSTEMS, limit=256)
+    parser.add_argument("--per-call", type=int, help="texts per call (default: all in one call)")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -82,21 +87,26 @@ def main(argv=None):
         for direction in args.directions.split(","):
             src, tgt = direction.split("-")
             texts = columns[src]
+            per_call = args.per_call or len(texts)
+            calls = [texts[start : start + per_call] for start in range(0, len(texts), per_call)]
             best = dict.fromkeys(names, float("inf"))
             for _ in range(args.rounds):
                 for name in names:
                     start = time.perf_counter()
-                    systems[name](texts, src, tgt, num_beams)
+                    for call in calls:
+                        systems[name](call, src, tgt, num_beams)
                     best[name] = min(best[name], time.perf_counter() - start)
             peer = min((best[name] for name in ("generate-bf16", "generate-fp32") if name in best), default=None)
             for name in names:
                 x_peer = peer / best[name] if peer else None
                 results.append(dict(direction=direction, beams=num_beams, system=name, sent_s=len(texts) / best[name],
-                                    x_peer=x_peer))  # fmt: skip
-    print(f"# {args.model} on {args.test}: {len(columns['en'])} sentences, batch {args.batch_size}, "
+                                    ms_call=1000 * best[name] / len(calls), x_peer=x_peer))  # fmt: skip
+    per_call = f"{args.per_call} a call" if args.per_call else "all in one call"
+    print(f"# {args.model} on {args.test}: {len(columns['en'])} sentences ({per_call}), batch {args.batch_size}, "
           f"{args.threads} threads, best of {args.rounds}; {json.dumps(cpu_description())}")  # fmt: skip
     print_table(results, [("direction", "direction", ""), ("beams", "beams", ""), ("system", "system", ""),
-                          ("sent_s", "sent/s", ".1f"), ("x_peer", "× v4-style generate, best", ".2f")])  # fmt: skip
+                          ("sent_s", "sent/s", ".1f"), ("ms_call", "ms a call", ".1f"),
+                          ("x_peer", "× v4-style generate, best", ".2f")])  # fmt: skip
     print(json.dumps({"benchmark": "pipeline", "results": results}))
 
 

@@ -3,8 +3,10 @@ type x norm placement, padded batches, min/max lengths, beam-search options, a t
 their own; with MKL-packed weights and without (forced with `zhen.hardware`); never with stale weights; under bf16
 autocast as on a CPU with native bf16; and leaving the model exactly as it found it."""
 
+import gc
 import itertools
 import threading
+import weakref
 
 import pytest
 import torch
@@ -391,6 +393,76 @@ def test_never_serves_stale_weights(weights, change):
         assert torch.equal(after, expected) and not torch.equal(after, before)
 
 
+def session_lm_head(model, weights, **session):
+    """The module a session of `model` multiplies its LM head by, and the ids it translates to."""
+    input_ids, attention_mask = padded_sources(vocab_size=60)
+    with FastDecoder(model, weights=weights, **session) as decoder:
+        ids = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
+        return model.lm_head, ids
+
+
+EDITS = {  # a change of the LM head's weight by `noise`, and whether PyTorch's version counter sees it
+    "in-place": lambda head, noise: head.weight.add_(noise),
+    "in-place-through-data": lambda head, noise: head.weight.data.add_(noise),  # not counted: the sample shows it
+    "new-data": lambda head, noise: setattr(head.weight, "data", head.weight.data + noise),
+    "new-parameter": lambda head, noise: setattr(head, "weight", torch.nn.Parameter(head.weight + noise)),
+}
+
+
+@pytest.mark.parametrize("weights", ["packed", "bf16"])
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_session_copies_are_kept_until_the_weights_change(weights, edit):
+    """Later sessions reuse a model's session copies (no copy made again, the same ids); any change of a weight makes
+    them again, with the changed weight: in place (counted by PyTorch or not), new `.data`, a new parameter."""
+    if weights == "packed" and hardware.detected().mkl_packing == "off" == hardware.detected().onednn_packing:
+        pytest.skip("this PyTorch build packs with neither oneDNN nor MKL")
+    model = tiny_model(vocab_size=60, tie_word_embeddings=False)
+    first, ids = session_lm_head(model, weights)
+    again, same_ids = session_lm_head(model, weights)
+    assert again is first and torch.equal(same_ids, ids)
+    with torch.no_grad():
+        EDITS[edit](model.lm_head, torch.randn(model.lm_head.weight.shape, generator=torch.Generator().manual_seed(1)))
+    changed, changed_ids = session_lm_head(model, weights)
+    fresh_ids = session_lm_head(model, weights, keep_copies=False)[1]  # copies made anew from the changed weight
+    assert changed is not first and torch.equal(changed_ids, fresh_ids)
+    assert changed_ids.shape != ids.shape or not torch.equal(changed_ids, ids)
+
+
+def test_session_copies_follow_the_machine_and_can_be_dropped():
+    model = tiny_model(vocab_size=60)
+    first, _ = session_lm_head(model, "bf16")
+    with hardware.forced(onednn_packing="off"):
+        unpacked, _ = session_lm_head(model, "bf16")  # another machine's copy: made again
+    assert unpacked is not first and not unpacked.packed
+    again, _ = session_lm_head(model, "bf16")
+    assert again is not unpacked and again.packed == first.packed
+    fast_generation.forget_session_copies(model)
+    assert session_lm_head(model, "bf16")[0] is not again
+    without_keeping, _ = session_lm_head(model, "bf16", keep_copies=False)  # drops the kept one too
+    assert not fast_generation._COPIES[model] and session_lm_head(model, "bf16")[0] is not without_keeping
+
+
+def test_session_copies_go_with_their_model():
+    model = tiny_model(vocab_size=60)
+    session_lm_head(model, "bf16")
+    gone = weakref.ref(model)
+    del model
+    gc.collect()
+    assert gone() is None and all(owner is not None for owner in fast_generation._COPIES.keys())
+
+
+def test_mkl_keeps_the_packings_of_the_last_row_counts():
+    if hardware.detected().mkl_packing == "off":
+        pytest.skip("this PyTorch build has no MKL")
+    linear = torch.nn.Linear(64, 96)
+    with hardware.forced(onednn_packing="off", mkl_packing="on"):
+        packed = PackedLinear(linear)
+    with torch.inference_mode():
+        for rows in (1, 2, 3, 4, 5, 6, 3):
+            torch.testing.assert_close(packed(torch.ones(rows, 64)), linear(torch.ones(rows, 64)))
+    assert list(packed.packed) == [4, 5, 6, 3][-fast_generation.MKL_PACKS :]
+
+
 @pytest.mark.parametrize("weights", ["packed", "plain"])
 def test_another_checkpoint_loaded_into_the_same_process_is_not_served_the_first_ones_weights(tmp_path, weights):
     """A new model may reuse the memory of a deleted one; nothing of the first may be used for the second."""
@@ -502,6 +574,26 @@ def test_streams_decode_batches_at_once_as_generate_does(attn_implementation, pa
     assert all(torch.equal(result, wanted) for result, wanted in zip(results, expected)) and not encoder_layers_decoding
     assert len({ident for ident, _ in seen}) == 2 and {count for _, count in seen} == {max(1, threads // 2)}
     assert torch.get_num_threads() == threads and model.config._attn_implementation == attn_implementation
+
+
+def test_there_are_no_more_streams_than_batches():
+    seen = []
+
+    def record(batch):
+        seen.append((batch, threading.get_ident(), torch.get_num_threads()))
+        return batch
+
+    threads = torch.get_num_threads()
+    assert list(fast_generation.in_streams(record, [7], streams=4)) == [7]  # one batch: here, with every thread
+    assert seen == [(7, threading.get_ident(), threads)]
+    seen.clear()
+    assert list(fast_generation.in_streams(record, [1, 2], streams=4)) == [1, 2]  # two streams, half the threads each
+    assert {count for _, _, count in seen} == {max(1, threads // 2)}
+    assert threading.get_ident() not in {thread for _, thread, _ in seen}
+    seen.clear()
+    assert list(fast_generation.in_streams(record, iter([1, 2]), streams=4)) == [1, 2]  # unsized: as asked
+    assert {count for _, _, count in seen} == {max(1, threads // 4)}
+    assert torch.get_num_threads() == threads
 
 
 def test_an_error_in_a_stream_reaches_the_caller_and_leaves_the_model_as_it_was():

@@ -1,6 +1,7 @@
 """Tests of `zhen.translate`: order, batching, languages, defaults, truncation, loading, and the errors it raises."""
 
 import re
+import threading
 
 import pytest
 import torch
@@ -42,6 +43,37 @@ def test_streams_give_the_translations_of_one_stream(tiny_model, tiny_tokenizer,
     assert translate(texts, tiny_model, tiny_tokenizer, streams=3, progress=True, **kwargs) == one_stream
     with pytest.raises(ValueError, match="streams must be at least 1"):
         translate(texts, tiny_model, tiny_tokenizer, streams=0, **kwargs)
+
+
+def test_a_few_texts_decode_in_the_calling_thread_with_all_its_threads(
+    tiny_model, tiny_tokenizer, tiny_pairs, monkeypatch
+):
+    texts = [en for en, _ in tiny_pairs][:5]
+    expected = translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh", streams=1)
+    generate, seen = zhen.fast_generation.FastDecoder.generate, []
+
+    def recording(self, *args, **kwargs):
+        seen.append((threading.get_ident(), torch.get_num_threads()))
+        return generate(self, *args, **kwargs)
+
+    monkeypatch.setattr(zhen.fast_generation.FastDecoder, "generate", recording)
+    assert translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh", streams=4) == expected  # one batch
+    assert seen == [(threading.get_ident(), torch.get_num_threads())]
+
+
+def test_translate_keeps_no_session_copies_of_a_model_in_training(tiny_model, tiny_tokenizer, tiny_pairs):
+    """Validation during training translates a model whose weights change at the next step: nothing is kept. In
+    eval mode the session's copies of the weights (where the machine makes any) are kept for the next call."""
+    zhen.fast_generation.forget_session_copies(tiny_model)
+    tiny_model.train()
+    try:
+        translate(tiny_pairs[0][0], tiny_model, tiny_tokenizer, tgt_lang="zh")
+    finally:
+        tiny_model.eval()
+    assert not zhen.fast_generation._COPIES.get(tiny_model)
+    translate(tiny_pairs[0][0], tiny_model, tiny_tokenizer, tgt_lang="zh")
+    makes_copies = zhen.fast_generation.session_weights(tiny_model) != "plain"
+    assert bool(zhen.fast_generation._COPIES.get(tiny_model)) == makes_copies
 
 
 def test_single_string_gives_single_string(tiny_model, tiny_tokenizer, tiny_pairs):

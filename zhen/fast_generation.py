@@ -30,7 +30,8 @@ operations as one program that TorchScript runs without the GIL: `zhen.layer_ste
   (`zhen.hardware`): bf16 copies packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX,
   AVX512-BF16; ReLU fused into the feed-forward's first product), float32 weights packed into oneDNN's (or MKL's)
   GEMM layout elsewhere; bf16 copies on a GPU with bf16.
-  The copies live only as long as the session, so they can never outlive a change of the weights;
+  The copies are made at a model's first session and kept for its later ones while its weights stay as they are
+  ([`session_copy`]: a session costs tens of milliseconds at base otherwise, more than a short text's decoding);
 - no call that does nothing: dropout in eval mode and the no-op float32 cast after an int8 product leave the model for
   the session ([`FastDecoder.swap_in_lean_modules`]), since every PyTorch call lets go of the GIL and takes it back;
 - on a GPU, [`StaticDecoderSteps`]: each decoder step captured once as a CUDA graph and replayed;
@@ -45,7 +46,7 @@ import math
 import sys
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
 
 import torch
@@ -86,6 +87,7 @@ ARGUMENTS = ("forced_bos_token_id", "num_beams", "max_new_tokens", "min_new_toke
 DECODING_ATTENTION = "zhen_decoding" if __name__.startswith("zhen.") else f"zhen_decoding:{__name__}"
 WEIGHTS = ("auto", "bf16", "packed", "plain")
 MAX_PACKED_ROWS = 256  # projections of more rows (the source, once) gain nothing from MKL's packing
+MKL_PACKS = 4  # each a copy of the weight: those of the row counts met last (a batch's rows fall as sentences end)
 # Finished rows (greedy) or sentences (beam search) leave the decoder once they are this share of those it runs:
 # dropping them costs a copy of the cache, each step after it saves their share (math.inf: never).
 DROP_FINISHED_SHARE = 0.25
@@ -129,8 +131,9 @@ class FastDecoder:
             weights packed once into oneDNN's GEMM layout, or MKL's for each few-row product where oneDNN cannot:
             float32 products, faster than plain ones), `"plain"` (the model's own), or `"auto"`, by default: bf16 where
             `zhen.hardware` says the CPU computes bf16 natively or on a CUDA GPU with bf16, else packed where oneDNN
-            or MKL is available. Making the copies of a transformer-base model takes tens of milliseconds,
-            repaid within a batch.
+            or MKL is available. Making the copies of a transformer-base model takes tens of milliseconds, more
+            than translating a short text: they are kept for the model's later sessions while its weights stay as they
+            are ([`session_copy`]).
         cuda_graphs (`bool`, *optional*): run each decoder step as a replayed CUDA graph ([`StaticDecoderSteps`]).
             Defaults to `True` for a model on a CUDA GPU whose positions allow it ([`cuda_graphs_work`]). `True` with
             a model on the CPU runs the same static-shape steps eagerly (how the CPU tests check them).
@@ -142,10 +145,14 @@ class FastDecoder:
         script_layers (`bool`, *optional*, defaults to `True`): compile that program with TorchScript, whose
             interpreter runs a step's layers in one call without Python's GIL, so that threads decoding at once
             ([`FastDecoder.map`]) run side by side; `False` runs it in Python.
+        keep_copies (`bool`, *optional*, defaults to `True`): keep the session's copies of the weights for the
+            model's next sessions (while the weights do not change), at the memory they take: half the float32
+            projections' in bf16, as much again packed in float32. `False` drops them at the end of the session
+            (`zhen.translate` does so for a model in training mode, whose weights will change).
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
-                 inline_layers: bool | None = None, script_layers: bool = True):  # fmt: skip
+                 inline_layers: bool | None = None, script_layers: bool = True, keep_copies: bool = True):  # fmt: skip
         if weights not in WEIGHTS:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
@@ -160,6 +167,7 @@ class FastDecoder:
         self.attends_by_row_sums = model.device.type == "cpu" and current_hardware().fbgemm == "on"
         self.inline_layers = model.device.type == "cpu" if inline_layers is None else inline_layers
         self.script_layers = script_layers
+        self.keep_copies = keep_copies
         self.programs: dict[bool, DecoderLayerSteps | None] = {}  # the session's layer steps, by whether scripted
         self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
@@ -215,8 +223,8 @@ class FastDecoder:
 
     def map(self, function: Callable, batches: Iterable, streams: int = 1) -> Iterator:
         """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
-        (`self.generate`), in `streams` threads ([`in_streams`]). Each thread keeps its own memory (its own caches);
-        outputs are those of one stream with the same number of threads."""
+        (`self.generate`), in `streams` threads, no more than there are batches ([`in_streams`]). Each thread keeps its
+        own memory (its own caches); outputs are those of one stream with the same number of threads."""
         return in_streams(function, batches, streams)
 
     def swap_in_lean_modules(self):
@@ -249,11 +257,13 @@ class FastDecoder:
                 continue  # replaced whole, below
             for name, child in list(parent.named_children()):
                 if self.weights == "bf16" and _is_relu_mlp(child):
-                    self.swapped.append((parent, name, child))
-                    setattr(parent, name, Bf16ReluMLP(child))
+                    copy = session_copy(self.model, child, Bf16ReluMLP, self.keep_copies)
                 elif type(child) is nn.Linear and (parent is not self.model or name == "lm_head"):
-                    self.swapped.append((parent, name, child))
-                    setattr(parent, name, session_class(child))
+                    copy = session_copy(self.model, child, session_class, self.keep_copies)
+                else:
+                    continue
+                self.swapped.append((parent, name, child))
+                setattr(parent, name, copy)
 
     @torch.inference_mode()
     def generate(
@@ -410,8 +420,11 @@ def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
     """`function(batch)` for each of `batches`, in order. With `streams > 1`, that many threads take the batches in
     turn, each running PyTorch with `torch.get_num_threads() // streams` threads of its own: on a CPU a decoding step
     is many small products and attention over a few rows, which two threads split with little gain, while two batches
-    at once run faster (`benchmarks/bench_generate.py --systems zhen-fast-fp32,zhen-streams-fp32`). An error in a
-    stream reaches the caller and cancels the batches not yet started."""
+    at once run faster (`benchmarks/bench_generate.py --systems zhen-fast-fp32,zhen-streams-fp32`). Where `batches`
+    has a length, there are no more streams than batches: a single batch (a few texts) runs in the caller's thread
+    with all of its threads. An error in a stream reaches the caller and cancels the batches not yet started."""
+    if isinstance(batches, Sized):
+        streams = min(streams, len(batches))
     if streams <= 1:
         yield from map(function, batches)
         return
@@ -457,6 +470,64 @@ def _position_table(config) -> float:
     return getattr(config, "max_position_embeddings", math.inf)
 
 
+def session_copy(owner: nn.Module, module: nn.Module, make: Callable[[nn.Module], nn.Module],
+                 keep: bool = True) -> nn.Module:  # fmt: skip
+    """`make(module)`, a session's copy of the weights of `module`, a part of the model `owner` (a [`Bf16Linear`],
+    [`Bf16ReluMLP`] or [`PackedLinear`]). With `keep`, the copy is kept as long as `owner` lives and handed to later
+    sessions while `module`'s weights are as they were ([`WeightStamp`]) and `zhen.hardware` says what it said;
+    otherwise it is made again. Without `keep`, a copy kept before is dropped. [`forget_session_copies`] drops a
+    model's copies."""
+    weights = list(module.parameters())
+    with _COPIES_LOCK:
+        copies = _COPIES.setdefault(owner, {})
+        kept = copies.get(module) if keep else copies.pop(module, None)
+    if kept is not None and kept[0] == (make, current_hardware()) and WeightStamp.all_match(kept[1], weights):
+        return kept[2]
+    copy = make(module)
+    if keep:
+        with _COPIES_LOCK:
+            copies[module] = (make, current_hardware()), [WeightStamp(weight) for weight in weights], copy
+    return copy
+
+
+def forget_session_copies(model: nn.Module):
+    """Drop the session copies kept for `model`'s weights ([`session_copy`]): for their memory, or after editing a
+    weight in place through `.data`, which PyTorch does not count as a change."""
+    with _COPIES_LOCK:
+        _COPIES.pop(model, None)
+
+
+class WeightStamp:
+    """A weight as a session copy was made from it: the same tensor (not replaced), on the same memory (no new
+    `.data`), changed in place as many times as PyTorch counts (optimizer steps, `load_state_dict`, `torch.nn.init`
+    all count), and the same values at a sample of `SAMPLED_VALUES` positions (in-place edits through `.data` do not
+    count: a whole-weight edit shows there)."""
+
+    def __init__(self, weight: torch.Tensor):
+        self.weight = weakref.ref(weight)
+        self.pointer, self.version, self.sample = weight.data_ptr(), weight._version, self.sample_of(weight)
+
+    def matches(self, weight: torch.Tensor) -> bool:
+        same = self.weight() is weight and weight.data_ptr() == self.pointer and weight._version == self.version
+        return same and torch.equal(self.sample_of(weight), self.sample)
+
+    @staticmethod
+    def all_match(stamps: "list[WeightStamp]", weights: list[torch.Tensor]) -> bool:
+        return len(stamps) == len(weights) and all(stamp.matches(w) for stamp, w in zip(stamps, weights))
+
+    @staticmethod
+    def sample_of(weight: torch.Tensor) -> torch.Tensor:
+        flat = weight.detach().reshape(-1)
+        return flat[:: max(1, len(flat) // SAMPLED_VALUES)].clone()
+
+
+# The session copies kept for a model's later sessions, by the part they copy: (what made them, stamps, copy). The
+# copies refer to the parts, not to the model: they go when the model goes.
+_COPIES: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, tuple]]" = weakref.WeakKeyDictionary()
+_COPIES_LOCK = threading.Lock()
+SAMPLED_VALUES = 256
+
+
 class PackedLinear(nn.Module):
     """A float32 `nn.Linear` for decoding, multiplying by its weight packed once into oneDNN's GEMM layout, or where
     oneDNN cannot (`zhen.hardware`: `onednn_packing`), into MKL's for each few-row product it meets (decoding multiplies
@@ -485,9 +556,13 @@ class PackedLinear(nn.Module):
             return torch.ops.mkldnn._linear_pointwise(x, self.onednn, self.linear.bias, "none", [], "")
         if rows > MAX_PACKED_ROWS:
             return self.linear(x)
-        if rows not in self.packed:
-            self.packed[rows] = torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows)
-        return torch.ops.mkl._mkl_linear(x, self.packed[rows], weight, self.linear.bias, rows)
+        packed = self.packed.pop(rows, None)  # the most recent last: MKL packs for one number of rows
+        if packed is None:
+            packed = torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows)
+            if len(self.packed) >= MKL_PACKS:
+                del self.packed[next(iter(self.packed))]
+        self.packed[rows] = packed
+        return torch.ops.mkl._mkl_linear(x, packed, weight, self.linear.bias, rows)
 
 
 class Int8Linear(nn.Module):
@@ -1291,8 +1366,10 @@ __all__ = [
     "beam_search",
     "cuda_graphs_work",
     "decoding_attention",
+    "forget_session_copies",
     "generate",
     "greedy_search",
+    "session_copy",
     "top_continuations",
     "topk",
     "unsupported_options",

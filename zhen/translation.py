@@ -196,10 +196,11 @@ def translate(
             Called as `on_truncate(index, num_tokens, limit)` for each truncated text instead of logging a warning.
         streams (`int`, *optional*):
             Batches decoded at once, each in its own thread with its share of PyTorch's threads
-            ([`zhen.fast_generation.FastDecoder.map`]). Defaults to [`zhen.hardware.decoding_streams`]: on a CPU one
-            per thread, at most 4; on a GPU 1. Each stream keeps its own caches. Options that only `model.generate`
-            implements decode one batch at a time. Where this thread has a `FastDecoder` session open for the model,
-            the call decodes in it (its session weights made once for many calls).
+            ([`zhen.fast_generation.FastDecoder.map`]), never more than there are batches: a few texts decode in one
+            batch with all threads. Defaults to [`zhen.hardware.decoding_streams`]: on a CPU one per thread, at most
+            4; on a GPU 1. Each stream keeps its own caches. Options that only `model.generate` implements decode one
+            batch at a time. Where this thread has a `FastDecoder` session open for the model, the call decodes in it
+            (its session weights made once for many calls).
         generate_kwargs:
             Passed to `model.generate`, e.g. `no_repeat_ngram_size=3`, `length_penalty=1.0`, `do_sample=True`.
 
@@ -262,7 +263,9 @@ def translate(
             f"{unsupported_options(model, **generate_kwargs)} need model.generate, which cannot run inside the "
             "FastDecoder session this thread has open for the model; translate outside it."
         )
-    session = contextlib.nullcontext(open_session) if open_session or not fast else FastDecoder(model)
+    # A model in training (a validation pass) will change: its session copies of the weights are not kept.
+    own_session = FastDecoder(model, keep_copies=not was_training) if fast and not open_session else None
+    session = contextlib.nullcontext(open_session) if own_session is None else own_session
     try:
         with torch.inference_mode(), session as decoder:
             if decoder is None:
