@@ -46,6 +46,7 @@ import math
 import sys
 import threading
 import weakref
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
 
@@ -537,7 +538,8 @@ class PackedLinear(nn.Module):
     def __init__(self, linear: nn.Linear):
         super().__init__()
         self.linear = linear
-        self.packed: dict[int, torch.Tensor] = {}
+        self.packed: OrderedDict[int, torch.Tensor] = OrderedDict()  # MKL's packing for each number of rows
+        self.lock = threading.Lock()
         self.onednn = None
         if current_hardware().onednn_packing == "on":
             self.onednn = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None)
@@ -556,12 +558,16 @@ class PackedLinear(nn.Module):
             return torch.ops.mkldnn._linear_pointwise(x, self.onednn, self.linear.bias, "none", [], "")
         if rows > MAX_PACKED_ROWS:
             return self.linear(x)
-        packed = self.packed.pop(rows, None)  # the most recent last: MKL packs for one number of rows
+        with self.lock:  # streams share the packings; the most recently used last
+            packed = self.packed.get(rows)
+            if packed is not None:
+                self.packed.move_to_end(rows)
         if packed is None:
             packed = torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows)
-            if len(self.packed) >= MKL_PACKS:
-                del self.packed[next(iter(self.packed))]
-        self.packed[rows] = packed
+            with self.lock:
+                self.packed[rows] = packed
+                while len(self.packed) > MKL_PACKS:
+                    self.packed.popitem(last=False)
         return torch.ops.mkl._mkl_linear(x, packed, weight, self.linear.bias, rows)
 
 
