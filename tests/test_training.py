@@ -16,7 +16,7 @@ import torch
 from accelerate.state import AcceleratorState
 from safetensors.torch import load_file, save_file
 
-from zhen import hardware
+from zhen import fast_generation, hardware
 from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches, weighted_epoch
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
 from zhen.commands.train import resolve_config
@@ -385,6 +385,7 @@ def test_train_weights_set_each_corpus_share_of_an_epoch(tmp_path, caplog):
     assert trainer.describe_epoch_mix().startswith(f"An epoch holds everyday 3x ({3 * sizes[0]:,} examples), more 0.5x")
     trainer.fit()
     assert trainer.state.step == 3 and trainer.scheduler.get_last_lr()[0] == 0  # the run ended at its last step
+    assert not fast_generation._COPIES.get(accelerator.unwrap_model(trainer.model))  # validation kept no copies
 
 
 def test_a_model_with_a_deeper_encoder_than_decoder_trains_and_exports(tmp_path):

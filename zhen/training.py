@@ -35,6 +35,7 @@ from .checkpointing import (
 from .configuration_zhen import ZhenConfig
 from .data import TrainingData, named_files, prepare_data, simplify_chinese
 from .evaluation import score
+from .fast_generation import forget_session_copies
 from .fast_training import FastTraining, round_up
 from .hub import export_checkpoint, generation_config_for, push_to_hub
 from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
@@ -398,6 +399,7 @@ class ZhenTrainer:
         losses = [v for k, v in result.items() if k.endswith("/loss")]
         result["loss"] = float(np.mean(losses)) if losses else float("nan")
         result["bleu"] = float(np.mean(bleus)) if bleus else None
+        forget_session_copies(self.accelerator.unwrap_model(self.model))  # stale at the next step: only memory
         self.model.train()
         return result
 
