@@ -506,7 +506,8 @@ class WeightStamp:
 
     def __init__(self, weight: torch.Tensor):
         self.weight = weakref.ref(weight)
-        self.pointer, self.version, self.sample = weight.data_ptr(), weight._version, self.sample_of(weight)
+        self.pointer, self.version = weight.data_ptr(), weight._version
+        self.sample = self.sample_of(weight).clone()
 
     def matches(self, weight: torch.Tensor) -> bool:
         same = self.weight() is weight and weight.data_ptr() == self.pointer and weight._version == self.version
@@ -519,7 +520,7 @@ class WeightStamp:
     @staticmethod
     def sample_of(weight: torch.Tensor) -> torch.Tensor:
         flat = weight.detach().reshape(-1)
-        return flat[:: max(1, len(flat) // SAMPLED_VALUES)].clone()
+        return flat[:: max(1, len(flat) // SAMPLED_VALUES)]
 
 
 # The session copies kept for a model's later sessions, by the part they copy: (what made them, stamps, copy). The

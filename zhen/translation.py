@@ -249,7 +249,9 @@ def translate(
     order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
     batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     was_training = model.training
-    model.eval()
+    in_training = any(module.training for module in model.modules())
+    if in_training:  # `eval()` sets every module again, which a call of one short text would pay each time
+        model.eval()
     fast = isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs)
 
     def translate_batch(batch: list[int]) -> list[str]:
@@ -281,7 +283,8 @@ def translate(
                 for position, translation in zip(batch, translations):
                     outputs[todo[position]] = translation
     finally:
-        model.train(was_training)
+        if in_training:
+            model.train(was_training)
     return outputs[0] if single else outputs
 
 
