@@ -439,7 +439,17 @@ def test_session_copies_follow_the_machine_and_can_be_dropped():
     fast_generation.forget_session_copies(model)
     assert session_lm_head(model, "bf16")[0] is not again
     without_keeping, _ = session_lm_head(model, "bf16", keep_copies=False)  # drops the kept one too
-    assert not fast_generation._COPIES[model] and session_lm_head(model, "bf16")[0] is not without_keeping
+    assert not fast_generation._COPIES.get(model) and session_lm_head(model, "bf16")[0] is not without_keeping
+
+
+def test_a_model_keeps_only_its_last_sessions_copies():
+    model = tiny_model(vocab_size=60, tie_word_embeddings=False)
+    session_lm_head(model, "bf16")
+    old_head = model.lm_head
+    model.lm_head = torch.nn.Linear(old_head.in_features, old_head.out_features, bias=False)
+    session_lm_head(model, "bf16")
+    kept = fast_generation._COPIES[model]
+    assert model.lm_head in kept and old_head not in kept
 
 
 def test_session_copies_go_with_their_model():

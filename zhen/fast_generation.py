@@ -147,9 +147,10 @@ class FastDecoder:
             interpreter runs a step's layers in one call without Python's GIL, so that threads decoding at once
             ([`FastDecoder.map`]) run side by side; `False` runs it in Python.
         keep_copies (`bool`, *optional*, defaults to `True`): keep the session's copies of the weights for the
-            model's next sessions (while the weights do not change), at the memory they take: half the float32
-            projections' in bf16, as much again packed in float32. `False` drops them at the end of the session
-            (`zhen.translate` does so for a model in training mode, whose weights will change).
+            model's next session (which uses those whose weights have not changed: [`session_copy`]), at the memory
+            they take: half the float32 projections' in bf16, as much again packed in float32. `False` keeps none,
+            and drops those kept before (`zhen.translate` does so for a model in training mode, whose weights will
+            change).
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
@@ -253,18 +254,24 @@ class FastDecoder:
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
         stacks = [self.model.get_decoder(), self.model.get_encoder()]  # the encoder's products too (under autocast)
+        with _COPIES_LOCK:
+            kept = _COPIES.pop(self.model, {})
+        made = {} if self.keep_copies else None
         for parent in [self.model, *(module for stack in stacks for module in stack.modules())]:
             if self.weights == "bf16" and _is_relu_mlp(parent):
                 continue  # replaced whole, below
             for name, child in list(parent.named_children()):
                 if self.weights == "bf16" and _is_relu_mlp(child):
-                    copy = session_copy(self.model, child, Bf16ReluMLP, self.keep_copies)
+                    copy = session_copy(child, Bf16ReluMLP, kept, made)
                 elif type(child) is nn.Linear and (parent is not self.model or name == "lm_head"):
-                    copy = session_copy(self.model, child, session_class, self.keep_copies)
+                    copy = session_copy(child, session_class, kept, made)
                 else:
                     continue
                 self.swapped.append((parent, name, child))
                 setattr(parent, name, copy)
+        if made is not None:  # a model keeps the copies of its last session, no others
+            with _COPIES_LOCK:
+                _COPIES[self.model] = made
 
     @torch.inference_mode()
     def generate(
@@ -471,24 +478,19 @@ def _position_table(config) -> float:
     return getattr(config, "max_position_embeddings", math.inf)
 
 
-def session_copy(owner: nn.Module, module: nn.Module, make: Callable[[nn.Module], nn.Module],
-                 keep: bool = True) -> nn.Module:  # fmt: skip
-    """`make(module)`, a session's copy of the weights of `module`, a part of the model `owner` (a [`Bf16Linear`],
-    [`Bf16ReluMLP`] or [`PackedLinear`]). With `keep`, the copy is kept as long as `owner` lives and handed to later
-    sessions while `module`'s weights are as they were ([`WeightStamp`]) and `zhen.hardware` says what it said;
-    otherwise it is made again. Without `keep`, a copy kept before is dropped. [`forget_session_copies`] drops a
-    model's copies."""
+def session_copy(module: nn.Module, make: Callable[[nn.Module], nn.Module], kept: dict, made: dict | None) -> nn.Module:
+    """`make(module)`, a session's copy of the weights of `module` (a [`Bf16Linear`], [`Bf16ReluMLP`] or
+    [`PackedLinear`]): the one `kept` (a model's copies from its last session) holds for `module` where `module`'s
+    weights are as they were ([`WeightStamp`]) and `zhen.hardware` says what it said, otherwise made again; recorded in
+    `made` (None: nothing is kept). [`forget_session_copies`] drops a model's copies."""
+    entry, machine = kept.get(module), current_hardware()
     weights = list(module.parameters())
-    with _COPIES_LOCK:
-        copies = _COPIES.setdefault(owner, {})
-        kept = copies.get(module) if keep else copies.pop(module, None)
-    if kept is not None and kept[0] == (make, current_hardware()) and WeightStamp.all_match(kept[1], weights):
-        return kept[2]
-    copy = make(module)
-    if keep:
-        with _COPIES_LOCK:
-            copies[module] = (make, current_hardware()), [WeightStamp(weight) for weight in weights], copy
-    return copy
+    if entry is None or entry[0] != (make, machine) or not WeightStamp.all_match(entry[1], weights):
+        stamps = [WeightStamp(weight) for weight in weights] if made is not None else []
+        entry = (make, machine), stamps, make(module)
+    if made is not None:
+        made[module] = entry
+    return entry[2]
 
 
 def forget_session_copies(model: nn.Module):
@@ -523,8 +525,8 @@ class WeightStamp:
         return flat[:: max(1, len(flat) // SAMPLED_VALUES)]
 
 
-# The session copies kept for a model's later sessions, by the part they copy: (what made them, stamps, copy). The
-# copies refer to the parts, not to the model: they go when the model goes.
+# The session copies a model keeps from its last session for the next, by the part they copy: (what made them, stamps,
+# copy). The copies refer to the parts, not to the model: they go when the model goes.
 _COPIES: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, tuple]]" = weakref.WeakKeyDictionary()
 _COPIES_LOCK = threading.Lock()
 SAMPLED_VALUES = 256
