@@ -150,6 +150,26 @@ def test_a_list_is_batched_longest_first_and_returned_in_input_order(translator,
     assert batched == [translator.preprocess(text, tgt_lang="zh")["input_ids"][0].tolist() for text in by_length]
 
 
+def test_a_list_without_a_batch_size_is_batched_as_zhen_translate_batches(translator, generate_calls, tiny_pairs,
+                                                                          tiny_tokenizer):  # fmt: skip
+    """Transformers' pipelines translate a list one text at a time unless told a batch size; zhen's fast decoder
+    sorts by length and drops finished sentences, so the pipeline batches as `zhen.translate` does by default. Options
+    only `generate` implements, or a batch size given (per call or to the pipeline), keep theirs."""
+    texts = [en for en, _ in tiny_pairs[:7]]
+    one_by_one = [translator(text)[0] for text in texts]
+    generate_calls.clear()
+    assert translator(texts) == one_by_one and len(generate_calls) == 1  # all in one batch of up to 64
+    assert list(translator(text for text in texts)) == [[record] for record in one_by_one] and len(generate_calls) == 2
+    generate_calls.clear()
+    translator(texts, batch_size=1)
+    translator(texts, repetition_penalty=1.2)  # `generate`: Transformers' default, one text a batch
+    assert len(generate_calls) == 2 * len(texts)
+    pairs = ZhenTranslationPipeline(model=translator.model, tokenizer=tiny_tokenizer, device=-1, tgt_lang="zh",
+                                    batch_size=2)  # fmt: skip
+    generate_calls.clear()
+    assert pairs(texts) == one_by_one and len(generate_calls) == 4
+
+
 @pytest.mark.parametrize("num_beams", [1, 2])
 def test_a_list_is_translated_in_streams_within_the_call_session(translator, tiny_pairs, monkeypatch, num_beams):
     """List calls on a CPU decode `decoding_streams` batches at once, in the call's one session: the results are

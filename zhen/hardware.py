@@ -233,6 +233,10 @@ def packing_pays(device: torch.device | str) -> bool:
 
 
 MAX_DECODING_STREAMS = 4
+# Texts per batch that `zhen.translate` and the pipeline decode by default: a decoding step of a few rows costs what
+# issuing its operations costs, which 64 rows share better than 32 on a CPU
+# (benchmarks/results/2026-11-27-zen5-inline-layers-batch-64.md).
+DEFAULT_BATCH_SIZE = 64
 
 
 def decoding_streams(device: torch.device | str) -> int:

@@ -35,7 +35,7 @@ from transformers import Pipeline
 from transformers.utils import logging
 
 from .fast_generation import FastDecoder, unsupported_options
-from .hardware import decoding_streams, read_ahead_batches
+from .hardware import DEFAULT_BATCH_SIZE, decoding_streams, read_ahead_batches
 
 
 logger = logging.get_logger(__name__)
@@ -143,6 +143,9 @@ class ZhenTranslationPipeline(Pipeline):
             inputs (`str` or `list[str]`): The text(s) to translate.
             src_lang (`str`, *optional*): Language of the inputs; defaults to the other one than `tgt_lang`.
             tgt_lang (`str`): Language to translate into, `"en"` or `"zh"` (aliases accepted).
+            batch_size (`int`, *optional*): Texts per batch. Where zhen's fast decoder runs the call, by default
+                `zhen.hardware.DEFAULT_BATCH_SIZE` (as `zhen.translate`: texts are sorted by length, so a batch pads
+                little and finished sentences leave it); else 1, as Transformers' pipelines.
             truncation (`bool` or `str`, *optional*): See the class docstring.
             return_text (`bool`, *optional*, defaults to `True`): Include the decoded `translation_text`.
             return_tensors (`bool`, *optional*, defaults to `False`):
@@ -156,7 +159,11 @@ class ZhenTranslationPipeline(Pipeline):
             dicts per input with `num_return_sequences > 1`); for a generator or dataset, an iterator of
             `[{"translation_text": str}]` per input, in order.
         """
-        if _is_lazy(inputs) and self._decodes_fast(self._generate_options(kwargs)):
+        fast = self._decodes_fast(self._generate_options(kwargs))
+        many = isinstance(inputs, list) or _is_lazy(inputs)
+        if fast and many and kwargs.get("batch_size") is None and self._batch_size is None:
+            kwargs["batch_size"] = DEFAULT_BATCH_SIZE  # as `zhen.translate`: sorted by length, batching wastes nothing
+        if _is_lazy(inputs) and fast:
             return self._translate_lazily(inputs, **kwargs)
         with self._one_decoding_session():
             if isinstance(inputs, list):

@@ -28,9 +28,7 @@ from .tokenization_zhen import normalize_lang
 
 logger = logging.get_logger(__name__)
 
-# Texts per batch: a decoding step of a few rows costs what issuing its operations costs, which 64 rows share better
-# than 32 on a CPU (benchmarks/results/2026-11-27-zen5-inline-layers-batch-64.md).
-DEFAULT_BATCH_SIZE = 64
+DEFAULT_BATCH_SIZE = hardware.DEFAULT_BATCH_SIZE
 
 
 def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None, int8: bool = False):
