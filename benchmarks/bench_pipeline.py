@@ -39,6 +39,7 @@ SYSTEMS = ("generate-bf16", "generate-fp32", "pipeline", "pipeline-lazy", "trans
 def main(argv=None):
     parser = checkpoint_parser(__doc__, SYSTEMS, limit=256)
     parser.add_argument("--per-call", type=int, help="texts per call (default: all in one call)")
+    parser.add_argument("--device", default="cpu", help="where the models run: cpu, cuda, ...")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -50,21 +51,22 @@ def main(argv=None):
     from zhen.evaluation import parallel_columns
     from zhen.pipeline_zhen import ZhenTranslationPipeline, default_max_new_tokens
 
-    model = ZhenForConditionalGeneration.from_pretrained(args.model).eval()
-    model_bf16 = ZhenForConditionalGeneration.from_pretrained(args.model, dtype=torch.bfloat16).eval()
+    device = torch.device(args.device)
+    model = ZhenForConditionalGeneration.from_pretrained(args.model).to(device).eval()
+    model_bf16 = ZhenForConditionalGeneration.from_pretrained(args.model, dtype=torch.bfloat16).to(device).eval()
     tokenizer = ZhenTokenizerFast.from_pretrained(args.model)
     columns = parallel_columns(load_parallel(args.test), args.limit)
 
     def generate_in_input_order(m, texts, src, tgt, num_beams):
         tokenizer.src_lang = src
         for start in range(0, len(texts), args.batch_size):
-            batch = tokenizer(texts[start : start + args.batch_size], padding=True, return_tensors="pt")
+            batch = tokenizer(texts[start : start + args.batch_size], padding=True, return_tensors="pt").to(device)
             limit = default_max_new_tokens(batch["input_ids"].shape[1], m.config, m.generation_config)
             with torch.inference_mode():
                 m.generate(**batch, forced_bos_token_id=tokenizer.get_lang_id(tgt), num_beams=num_beams,
                            max_new_tokens=limit)  # fmt: skip
 
-    pipe = ZhenTranslationPipeline(model=model, tokenizer=tokenizer, device=-1)
+    pipe = ZhenTranslationPipeline(model=model, tokenizer=tokenizer, device=device)
     systems = {
         "generate-bf16": lambda *a: generate_in_input_order(model_bf16, *a),
         "generate-fp32": lambda *a: generate_in_input_order(model, *a),
@@ -95,6 +97,8 @@ def main(argv=None):
                     start = time.perf_counter()
                     for call in calls:
                         systems[name](call, src, tgt, num_beams)
+                    if device.type == "cuda":
+                        torch.cuda.synchronize(device)
                     best[name] = min(best[name], time.perf_counter() - start)
             peer = min((best[name] for name in ("generate-bf16", "generate-fp32") if name in best), default=None)
             for name in names:
@@ -102,8 +106,11 @@ def main(argv=None):
                 results.append(dict(direction=direction, beams=num_beams, system=name, sent_s=len(texts) / best[name],
                                     ms_call=1000 * best[name] / len(calls), x_peer=x_peer))  # fmt: skip
     per_call = f"{args.per_call} a call" if args.per_call else "all in one call"
+    machine = dict(cpu_description(), device=str(device))
+    if device.type == "cuda":
+        machine["gpu"] = torch.cuda.get_device_name(device)
     print(f"# {args.model} on {args.test}: {len(columns['en'])} sentences ({per_call}), batch {args.batch_size}, "
-          f"{args.threads} threads, best of {args.rounds}; {json.dumps(cpu_description())}")  # fmt: skip
+          f"{args.threads} threads, best of {args.rounds}; {json.dumps(machine)}")  # fmt: skip
     print_table(results, [("direction", "direction", ""), ("beams", "beams", ""), ("system", "system", ""),
                           ("sent_s", "sent/s", ".1f"), ("ms_call", "ms a call", ".1f"),
                           ("x_peer", "× v4-style generate, best", ".2f")])  # fmt: skip

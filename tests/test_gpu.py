@@ -161,6 +161,29 @@ def test_training_in_cuda_graphs_equals_eager_training_on_gpu(tmp_path, mixed_pr
         torch.testing.assert_close(p, q, rtol=0, atol=5e-3 if mixed_precision == "no" else 2e-2, msg=name)
 
 
+@pytest.mark.parametrize("short_of_memory", [False, True])
+def test_a_training_capture_keeps_the_allocators_cache_unless_the_gpu_is_short_of_memory(monkeypatch, short_of_memory):
+    """`torch.cuda.graph` empties the allocator's cache before every capture (after which eager steps allocate from
+    the driver anew); zhen's capture keeps it, and empties it only where the GPU is short of memory."""
+    from zhen import fast_training
+
+    monkeypatch.setattr(fast_training, "LOW_GPU_MEMORY", 1.0 if short_of_memory else 0.0)
+    device = torch.device("cuda")
+    x = torch.arange(4.0, device=device)
+    torch.empty(64 * 2**20, device=device)  # 256 MiB, freed into the cache at once
+    reserved = torch.cuda.memory_reserved(device)
+    graph, stream = torch.cuda.CUDAGraph(), torch.cuda.Stream(device)
+    stream.wait_stream(torch.cuda.current_stream(device))
+    with fast_training.capturing(graph, None, stream):
+        y = x * 2
+    torch.cuda.current_stream(device).wait_stream(stream)
+    x += 1
+    graph.replay()
+    torch.cuda.synchronize(device)
+    assert y.tolist() == [2.0, 4.0, 6.0, 8.0]
+    assert (torch.cuda.memory_reserved(device) < reserved) == short_of_memory
+
+
 def test_the_training_loop_runs_at_most_one_step_ahead_of_the_gpu():
     """zhen-train collates the next batch while the GPU runs the step just launched, and then waits for that step."""
     from zhen.training import wait_for_the_step_before

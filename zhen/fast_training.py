@@ -22,6 +22,7 @@ Hardware choices come from `zhen.hardware`, so tests can force each branch on an
 gives back exactly the plain model; `torch.compile` is for the plain model (packed batches change shape every step).
 """
 
+import contextlib
 from collections.abc import Callable
 
 import torch
@@ -220,6 +221,7 @@ class EmulatedBf16Linear(nn.Linear):
 GRAPH_MULTIPLE = 8  # a batch's rows and lengths are rounded up to multiples of this: fewer shapes, fewer graphs
 MAX_TRAINING_GRAPHS = 256  # shapes beyond this many train eagerly
 GRAPH_KEYS = ("input_ids", "attention_mask", "labels")
+LOW_GPU_MEMORY = 0.2  # a capture empties the allocator's cache first only where less than this share of the GPU is free
 
 
 def round_up(n: int, multiple: int) -> int:
@@ -360,7 +362,7 @@ class TrainingGraphs:
         with torch.cuda.stream(self.stream):  # this batch's step, and the warm-up a capture needs
             loss = self._forward_backward(model, shape.inputs, shape.num_items).detach()
         shape.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(shape.graph, pool=self.pool, stream=self.stream):
+        with capturing(shape.graph, self.pool, self.stream):
             shape.loss = self._forward_backward(model, shape.inputs, shape.num_items).detach()
         current.wait_stream(self.stream)
         self.pool = shape.graph.pool()
@@ -385,6 +387,24 @@ class TrainingGraphs:
             torch._foreach_zero_(self.gradients)
             for p, g in zip(self.parameters, self.gradients):
                 p.grad = g
+
+
+@contextlib.contextmanager
+def capturing(graph: torch.cuda.CUDAGraph, pool, stream: torch.cuda.Stream):
+    """`torch.cuda.graph(graph, pool=pool, stream=stream)` without what it does before every capture: wait for the GPU
+    and hand the allocator's cached memory back to the driver. Training captures a graph per batch shape, dozens in a
+    first epoch, and after each such emptying the eager steps of the shapes not yet captured allocate their memory from
+    the driver anew. Here the cache is emptied only where the GPU is short of memory."""
+    free, total = torch.cuda.mem_get_info(stream.device)
+    if free < LOW_GPU_MEMORY * total:
+        torch.cuda.synchronize(stream.device)
+        torch.cuda.empty_cache()
+    with torch.cuda.stream(stream):
+        graph.capture_begin(*(() if pool is None else (pool,)))
+        try:
+            yield
+        finally:
+            graph.capture_end()
 
 
 def _timed(step: Callable) -> tuple[torch.Tensor, float]:
