@@ -40,6 +40,7 @@ from zhen.fast_training import TrainingGraphs, pad_batch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import run_worker  # noqa: E402
+from graph_shapes import lengths  # noqa: E402
 
 
 VARIANTS = ("default", "emptied-cache", "no-cudnn-sdpa", "efficient-first", "padded-eager")
@@ -71,14 +72,8 @@ def in_variant(variant: str) -> contextlib.AbstractContextManager:
 
 def epoch_batches(tokenizer, pairs, max_tokens: int, steps: int, max_length: int = 256) -> list[dict]:
     """The first `steps` batches of zhen-train's first epoch (both directions), as random ids of the real lengths."""
-    lengths = {
-        column: np.minimum(
-            [len(ids) + 2 for ids in tokenizer(list(pairs[column]), add_special_tokens=False)["input_ids"]], max_length
-        )  # fmt: skip
-        for column in ("en", "zh")
-    }
-    source = np.concatenate([lengths["en"], lengths["zh"]])
-    target = np.concatenate([lengths["zh"], lengths["en"]])
+    en, zh = (lengths(tokenizer, pairs[column], max_length) for column in ("en", "zh"))
+    source, target = np.concatenate([en, zh]), np.concatenate([zh, en])
     generator = torch.Generator().manual_seed(0)
     batches = []
     for rows in token_budget_batches(source, target, max_tokens, seed=0, epoch=0)[:steps]:
