@@ -7,7 +7,7 @@ import sys
 import pytest
 import torch
 
-from zhen import hardware
+from zhen import hardware, screened_argmax
 
 
 def test_forced_values_apply_inside_the_block_only():
@@ -66,13 +66,15 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         env.main([])
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
-    assert "the decoder's layers as one program compiled by TorchScript" in out
+    assert "the decoder's layers as one program compiled by TorchScript" in out and "screened" not in out
     assert "through packed batches and the fused loss" in out
     assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
     assert "torch 2." in out and "transformers 5." in out
     with hardware.forced(cpu_bf16="emulated", onednn_packing="on", cuda=False):
         env.main([])
-    assert "float32 weights packed for oneDNN" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "float32 weights packed for oneDNN" in out
+    assert ("greedy search's next token screened by an int8 product" in out) == screened_argmax.screen_works()
     for onednn_int8, fbgemm, kernels in [("on", "on", "FBGEMM's int8 kernels, the LM head with oneDNN's"),
                                          ("off", "on", "FBGEMM's int8 kernels\n"),
                                          ("off", "off", "PyTorch's default int8 kernels")]:  # fmt: skip

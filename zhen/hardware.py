@@ -26,6 +26,8 @@ import time
 
 import torch
 
+from .screened_argmax import screen_works
+
 
 CPU_BF16 = ("native", "emulated")
 SWITCHES = ("on", "off")
@@ -276,6 +278,8 @@ def report() -> str:
     machine, cpu = current(), _cpu_name()
     on_cpu = not machine.cuda
     packed_for_mkl = machine.cpu_bf16 != "native" and machine.onednn_packing != "on" and machine.mkl_packing == "on"
+    float32_packed = machine.cpu_bf16 != "native" and "on" in (machine.onednn_packing, machine.mkl_packing)
+    screened = float32_packed and screen_works()
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if _from_environment() else ""),
@@ -289,6 +293,7 @@ def report() -> str:
            "float32 weights packed for MKL" if machine.mkl_packing == "on" else "the float32 weights as they are")
         + " on the CPU, the decoder's layers "
         + ("through their forwards" if packed_for_mkl else "as one program compiled by TorchScript (zhen.layer_steps)")
+        + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else "")
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
         f"zhen.translate and the pipeline decode {decoding_streams('cpu')} batch(es) at once on the CPU (decoding "

@@ -7,8 +7,8 @@ A complete folder loads like any Hub model where zhen is not installed:
   `translation` pipeline), `generation_config.json` and `model.safetensors`;
 - `tokenizer.json` and `tokenizer_config.json` with `auto_map` (AutoTokenizer);
 - the code those maps name: `configuration_zhen.py`, `modeling_zhen.py`, `tokenization_zhen.py`, `pipeline_zhen.py`
-  and what the pipeline translates with, `fast_generation.py`, `layer_steps.py`, `packing.py` and
-  `hardware.py`;
+  and what the pipeline translates with, `fast_generation.py`, `layer_steps.py`, `packing.py`,
+  `screened_argmax.py` and `hardware.py`;
 - a model card, `README.md`.
 
 [`save_for_hub`] writes one from a model and tokenizer, [`make_hub_ready`] completes a folder written by
@@ -34,6 +34,7 @@ from . import (
     modeling_zhen,
     packing,
     pipeline_zhen,
+    screened_argmax,
     tokenization_zhen,
 )
 from .checkpointing import replace_directory, write_json_atomic
@@ -41,7 +42,7 @@ from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, 
 
 
 CODE_MODULES = (configuration_zhen, modeling_zhen, tokenization_zhen, pipeline_zhen, fast_generation, layer_steps,
-                packing, hardware)  # fmt: skip
+                packing, screened_argmax, hardware)  # fmt: skip
 REQUIRED_FILES = (
     "config.json",
     "generation_config.json",

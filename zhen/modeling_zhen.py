@@ -50,7 +50,9 @@ AUTO_MAP = {
 }
 # The `translation` pipeline (Transformers 5 removed its own) and the decoder it translates with, copied beside the
 # model code when a model is saved.
-PIPELINE_FILES = ("pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "hardware.py")
+PIPELINE_FILES = (
+    "pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "screened_argmax.py", "hardware.py"
+)  # fmt: skip
 CUSTOM_PIPELINES = {
     "translation": {
         "impl": "pipeline_zhen.ZhenTranslationPipeline",

@@ -1,0 +1,172 @@
+"""`zhen.screened_argmax`: greedy search's next token found by screening the vocabulary with an int8 product must be
+the full float32 product's argmax (ties: the first token), never a banned token, and decline (None) rather than guess;
+a float32 decoding session uses it by default on a CPU, in both machine classes, and decodes exactly as without it."""
+
+import pytest
+import torch
+
+from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware
+from zhen.fast_generation import FastDecoder, ScreenedHead
+from zhen.screened_argmax import CHUNK, ScreenedArgmax, screen_works
+
+
+pytestmark = pytest.mark.skipif(not screen_works(), reason="this PyTorch has no int8 matrix product on the CPU")
+
+PAD, EOS, EN, ZH = 0, 2, 4, 5
+
+
+def head(vocab: int, width: int, bias: bool = False, seed: int = 0) -> torch.nn.Linear:
+    torch.manual_seed(seed)
+    linear = torch.nn.Linear(width, vocab, bias=bias)
+    torch.nn.init.normal_(linear.weight, std=0.05)
+    return linear
+
+
+def peaked_hidden(linear: torch.nn.Linear, rows: int, seed: int = 1) -> torch.Tensor:
+    """Hidden states pointing at a token each, as a trained model's mostly do: a clear argmax, few close rivals."""
+    generator = torch.Generator().manual_seed(seed)
+    targets = torch.randint(0, linear.out_features, (rows,), generator=generator)
+    noise = torch.randn(rows, linear.in_features, generator=generator)
+    return linear.weight.detach()[targets] * 40 + noise
+
+
+def full_argmax(linear: torch.nn.Linear, hidden: torch.Tensor, banned: int | None = None) -> torch.Tensor:
+    logits = linear(hidden)
+    if banned is not None:
+        logits[:, banned] = -torch.inf
+    return logits.argmax(-1)
+
+
+@pytest.mark.parametrize("vocab,width", [(4096, 64), (1000, 30), (CHUNK * 37 + 5, 24)])
+@pytest.mark.parametrize("rows", [1, 7, 64])
+@pytest.mark.parametrize("bias", [False, True])
+@torch.inference_mode()
+def test_the_screen_finds_the_full_products_argmax(vocab, width, rows, bias):
+    linear = head(vocab, width, bias)
+    hidden = peaked_hidden(linear, rows)
+    tokens = ScreenedArgmax(linear)(hidden)
+    assert tokens is not None and torch.equal(tokens, full_argmax(linear, hidden))
+
+
+@torch.inference_mode()
+def test_flat_logits_are_still_right_or_declined():
+    """Untrained weights give logits with many near rivals: the screen keeps every token its bound cannot rule out,
+    so it answers the argmax or, with too many candidates, declines."""
+    linear = head(4096, 64)
+    hidden = torch.nn.functional.layer_norm(torch.randn(64, 64, generator=torch.Generator().manual_seed(2)), (64,))
+    tokens = ScreenedArgmax(linear)(hidden)
+    assert tokens is None or torch.equal(tokens, full_argmax(linear, hidden))
+    assert ScreenedArgmax(linear)(torch.zeros(3, 64)) is None  # every logit 0: every token a candidate
+    assert ScreenedArgmax(linear)(torch.full((2, 64), torch.nan)) is None
+    assert ScreenedArgmax(linear)(torch.empty(0, 64)) is None
+
+
+@torch.inference_mode()
+def test_ties_go_to_the_first_token_and_banned_tokens_are_never_chosen():
+    linear = head(512, 32)
+    with torch.no_grad():
+        linear.weight[300] = linear.weight[7]  # two tokens with the same logits everywhere
+    hidden = linear.weight.detach()[[7, 7]] * 40
+    screen = ScreenedArgmax(linear)
+    assert screen(hidden).tolist() == [7, 7] == full_argmax(linear, hidden).tolist()
+    assert screen(hidden, banned=7).tolist() == [300, 300] == full_argmax(linear, hidden, banned=7).tolist()
+    hidden = peaked_hidden(linear, 16)
+    banned = int(full_argmax(linear, hidden)[0])
+    tokens = screen(hidden, banned=banned)
+    assert banned not in tokens.tolist() and torch.equal(tokens, full_argmax(linear, hidden, banned))
+
+
+def tiny_model(seed=0, vocab_size=3000) -> ZhenForConditionalGeneration:
+    torch.manual_seed(seed)
+    return ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=vocab_size)).eval()
+
+
+def sources(vocab_size=3000, rows=6):
+    generator = torch.Generator().manual_seed(0)
+    input_ids = torch.randint(6, vocab_size, (rows, 9), generator=generator)
+    input_ids[:, 0], input_ids[:, -1] = EN, EOS
+    input_ids[rows // 2 :, 6:] = PAD
+    input_ids[rows // 2 :, 5] = EOS
+    return input_ids, input_ids.ne(PAD).long()
+
+
+@pytest.fixture
+def screen_calls(monkeypatch):
+    """How often the screen answered and declined in sessions opened within the test."""
+    calls = {"answered": 0, "declined": 0}
+    original = ScreenedArgmax.__call__
+
+    def counted(self, hidden, banned=None):
+        tokens = original(self, hidden, banned)
+        calls["declined" if tokens is None else "answered"] += 1
+        return tokens
+
+    monkeypatch.setattr(ScreenedArgmax, "__call__", counted)
+    return calls
+
+
+@pytest.mark.parametrize("cpu_bf16", ["emulated", "native"])
+@pytest.mark.parametrize("min_new_tokens", [0, 6])
+def test_a_float32_session_decodes_greedily_through_the_screen_as_without_it(cpu_bf16, min_new_tokens, screen_calls):
+    """Forced to each machine class: a float32 session (the default on a CPU without bf16 instructions) screens each
+    greedy step and returns exactly `model.generate`'s tokens; `screen_argmax=False` turns it off."""
+    model = tiny_model()
+    input_ids, attention_mask = sources()
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=12, min_new_tokens=min_new_tokens)
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **options)
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        with FastDecoder(model, weights="packed") as decoder:
+            assert isinstance(model.lm_head, ScreenedHead)
+            screened = decoder.generate(input_ids, attention_mask, **options)
+        answered = screen_calls["answered"]
+        with FastDecoder(model, weights="packed", screen_argmax=False) as decoder:
+            assert not isinstance(model.lm_head, ScreenedHead)
+            plain = decoder.generate(input_ids, attention_mask, **options)
+    assert answered >= 10 and screen_calls["answered"] == answered  # every step but the forced first; none unscreened
+    assert torch.equal(screened, expected) and torch.equal(plain, expected)
+    assert type(model.lm_head) is torch.nn.Linear  # the model as it was
+
+
+def test_the_default_session_screens_only_in_float32(screen_calls):
+    model = tiny_model()
+    with hardware.forced(cpu_bf16="emulated"), FastDecoder(model) as decoder:
+        assert decoder.weights == "packed" and isinstance(model.lm_head, ScreenedHead)
+    with hardware.forced(cpu_bf16="native"), FastDecoder(model) as decoder:
+        assert decoder.weights == "bf16" and not isinstance(model.lm_head, ScreenedHead)
+
+
+def test_a_batch_stops_screening_after_the_screen_declines(monkeypatch, screen_calls):
+    """A screen that declines step after step (logits too flat for its bound) costs a batch a few int8 products, then
+    the batch goes on with the full product alone; the tokens are the same."""
+    model = tiny_model()
+    input_ids, attention_mask = sources()
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=12, min_new_tokens=12)
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **options)
+    monkeypatch.setattr("zhen.screened_argmax.MAX_CANDIDATE_BLOCKS", 0)
+    with FastDecoder(model, weights="packed") as decoder:
+        assert torch.equal(decoder.generate(input_ids, attention_mask, **options), expected)
+        assert screen_calls["declined"] == fast_generation.SCREEN_PATIENCE and screen_calls["answered"] == 0
+
+
+@pytest.mark.parametrize("edit", ["in-place", "in-place-through-data", "new-parameter"])
+@torch.inference_mode(False)
+def test_a_kept_screen_never_serves_a_changed_weight(edit):
+    model = ZhenForConditionalGeneration(
+        ZhenConfig.from_preset("tiny", vocab_size=3000, tie_word_embeddings=False)
+    ).eval()
+    input_ids, attention_mask = sources()
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=10)
+    with FastDecoder(model, weights="packed") as decoder:
+        before = decoder.generate(input_ids, attention_mask, **options)
+    noise = torch.randn(model.lm_head.weight.shape, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        if edit == "in-place":
+            model.lm_head.weight.add_(noise)
+        elif edit == "in-place-through-data":
+            model.lm_head.weight.data.add_(noise)
+        else:
+            model.lm_head.weight = torch.nn.Parameter(model.lm_head.weight + noise)
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **options)
+    with FastDecoder(model, weights="packed") as decoder:
+        after = decoder.generate(input_ids, attention_mask, **options)
+    assert torch.equal(after, expected) and not torch.equal(after, before)
