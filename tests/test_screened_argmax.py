@@ -12,6 +12,13 @@ from zhen.screened_argmax import CHUNK, ScreenedArgmax, screen_works
 
 pytestmark = pytest.mark.skipif(not screen_works(), reason="this PyTorch has no int8 matrix product on the CPU")
 
+
+@pytest.fixture(autouse=True)
+def screen_every_product(monkeypatch):
+    """The tests' products are small: screen them all the same."""
+    monkeypatch.setattr("zhen.screened_argmax.MIN_PRODUCT", 0)
+
+
 PAD, EOS, EN, ZH = 0, 2, 4, 5
 
 
@@ -56,7 +63,8 @@ def test_flat_logits_are_still_right_or_declined():
     hidden = torch.nn.functional.layer_norm(torch.randn(64, 64, generator=torch.Generator().manual_seed(2)), (64,))
     tokens = ScreenedArgmax(linear)(hidden)
     assert tokens is None or torch.equal(tokens, full_argmax(linear, hidden))
-    assert ScreenedArgmax(linear)(torch.zeros(3, 64)) is None  # every logit 0: every token a candidate
+    assert ScreenedArgmax(head(CHUNK * 100, 64))(torch.zeros(3, 64)) is None  # every logit 0: every token a candidate
+    assert ScreenedArgmax(head(CHUNK * 10, 64))(torch.zeros(3, 64)).tolist() == [0, 0, 0]  # few blocks: all ties
     assert ScreenedArgmax(linear)(torch.full((2, 64), torch.nan)) is None
     assert ScreenedArgmax(linear)(torch.empty(0, 64)) is None
 
@@ -170,3 +178,14 @@ def test_a_kept_screen_never_serves_a_changed_weight(edit):
     with FastDecoder(model, weights="packed") as decoder:
         after = decoder.generate(input_ids, attention_mask, **options)
     assert torch.equal(after, expected) and not torch.equal(after, before)
+
+
+@torch.inference_mode()
+def test_products_too_small_to_pay_are_left_to_the_full_product(monkeypatch):
+    monkeypatch.setattr("zhen.screened_argmax.MIN_PRODUCT", 1 << 23)
+    linear = head(4096, 64)
+    hidden = peaked_hidden(linear, 8)
+    assert ScreenedArgmax(linear)(hidden) is None  # 8 x 4096 x 64 multiply-adds: under 2^23
+    assert torch.equal(
+        ScreenedArgmax(linear)(peaked_hidden(linear, 40)), full_argmax(linear, peaked_hidden(linear, 40))
+    )

@@ -1,6 +1,7 @@
 """Greedy search's next token without the full float32 LM head product.
 
-An int8 product of the hidden state and the LM head's weight (each quantized to int8, a scale per row) estimates every
+An int8 product of the hidden state and the LM head's weight (each quantized to int8: a scale per hidden row, one for
+the weight) estimates every
 logit to within a bound known from the two quantizations; the tokens whose estimate comes within twice that bound of
 the best estimate are the only ones that can hold the largest logit, and float32 products of those few decide. The
 token is the full float32 product's argmax (ties: the first), up to float32 rounding between logits that differ by
@@ -13,22 +14,27 @@ The bound, for a row `h` of hidden state quantized as `t * q` and a vocabulary r
 
 each term bounded by the smaller of two products of norms: `||h||_1 s / 2` (rounding to the nearest integer leaves at
 most half a step in each coordinate) or `||h||_2 ||w - s p||_2`, and `t ||s p||_1 / 2` or `||h - t q||_2 ||s p||_2`;
-the vocabulary's largest `s`, `||s p||_1`, `||w - s p||_2`, `||s p||_2` stand for every row's.
+the vocabulary's largest `||s p||_1`, `||w - s p||_2`, `||s p||_2` stand for every row's.
 """
 
 import torch
 from torch import nn
 
 
-CHUNK = 16  # vocabulary positions screened as one block: whole blocks are dropped by their largest estimate
+CHUNK = 64  # vocabulary positions screened as one block: whole blocks are dropped by their largest estimate
 MAX_CANDIDATE_BLOCKS = 64  # per row on average; beyond that the screen saves too little and the full product decides
+MIN_PRODUCT = (
+    1 << 23
+)  # rows x vocabulary x width below which the screen's dozen small operations cost more than it saves
 SLACK = 1.01  # on the bound: float32 rounding of the estimates and of the logits themselves
+LOWEST = torch.iinfo(torch.int32).min
 
 
 class ScreenedArgmax:
     """`argmax(hidden @ linear.weight.T + linear.bias)` of float32 CPU rows, screened by an int8 product (see the
-    module docstring). Holds the int8 copy of the weight (a quarter of its float32 size) and reads the float32 weight
-    itself for the few tokens that survive the screen.
+    module docstring). Holds the int8 copy of the weight (a quarter of its float32 size), quantized with one scale for
+    the whole weight, so that the int8 product's int32 sums rank each row's tokens as they are; the float32 weight
+    itself is read for the few tokens that survive the screen.
 
     Args:
         linear (`nn.Linear`): the LM head, float32 on the CPU; its weight must not change while this is used.
@@ -38,12 +44,10 @@ class ScreenedArgmax:
         weight = linear.weight.detach()
         self.weight = weight
         self.bias = None if linear.bias is None else linear.bias.detach()
-        scales = weight.abs().amax(1).clamp_min(torch.finfo(torch.float32).tiny) / 127
-        quantized = torch.round(weight / scales[:, None]).clamp_(-127, 127)
+        self.scale = float(weight.abs().max().clamp_min(torch.finfo(torch.float32).tiny)) / 127
+        quantized = torch.round(weight / self.scale).clamp_(-127, 127)
         self.int8_weight = quantized.to(torch.int8).t()  # (d_model, vocab): `torch._int_mm`'s right operand
-        self.scales = scales
-        dequantized = quantized * scales[:, None]
-        self.half_max_scale = float(scales.max()) / 2
+        dequantized = quantized * self.scale
         self.max_error_l2 = float((weight - dequantized).norm(dim=1).max())
         self.half_max_l1 = float(dequantized.abs().sum(1).max()) / 2
         self.max_l2 = float(dequantized.norm(dim=1).max())
@@ -51,22 +55,23 @@ class ScreenedArgmax:
 
     def __call__(self, hidden: torch.Tensor, banned: int | None = None) -> torch.LongTensor | None:
         """The argmax token of each row of `hidden` (`(rows, d_model)` float32), never `banned`; None where the screen
-        leaves too many candidates to be worth it (compute the full product instead)."""
+        leaves too many candidates, or the product is too small for the screen to pay (compute it in full instead)."""
         rows, vocab = len(hidden), self.weight.shape[0]
-        if rows == 0:
+        if rows == 0 or rows * self.weight.numel() < MIN_PRODUCT:
             return None
         step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / 127
         quantized = torch.round(hidden / step)
-        estimate = torch.mul(torch._int_mm(quantized.to(torch.int8), self.int8_weight), self.scales)
+        unit = step * self.scale  # what one unit of the int8 product's sums is worth, per row
+        estimate = torch._int_mm(quantized.to(torch.int8), self.int8_weight)
         if self.bias is not None:
-            estimate += self.bias / step  # estimates are logits / step, per row
+            estimate = estimate + self.bias / unit
         if banned is not None:
-            estimate[:, banned] = -torch.inf
+            estimate[:, banned] = LOWEST if estimate.dtype == torch.int32 else -torch.inf
         l1 = hidden.abs().sum(-1, keepdim=True)
-        weight_error = torch.minimum(l1 * self.half_max_scale, hidden.norm(dim=-1, keepdim=True) * self.max_error_l2)
+        weight_error = torch.minimum(l1 * (self.scale / 2), hidden.norm(dim=-1, keepdim=True) * self.max_error_l2)
         hidden_error = torch.minimum(step * self.half_max_l1, (hidden - quantized * step).norm(dim=-1, keepdim=True)
                                      * self.max_l2)  # fmt: skip
-        margin = (2 * SLACK * (weight_error + hidden_error) + 1e-5 * l1 * self.max_weight) / step  # units of `step`
+        margin = (2 * SLACK * (weight_error + hidden_error) + 1e-5 * l1 * self.max_weight) / unit
         blocks = _blocks(estimate)
         block_best = blocks.amax(-1)
         floor = block_best.amax(-1, keepdim=True) - margin
@@ -88,7 +93,8 @@ class ScreenedArgmax:
 def _blocks(estimate: torch.Tensor) -> torch.Tensor:
     rows, vocab = estimate.shape
     if vocab % CHUNK:
-        estimate = nn.functional.pad(estimate, (0, CHUNK - vocab % CHUNK), value=-torch.inf)
+        lowest = LOWEST if estimate.dtype == torch.int32 else -torch.inf
+        estimate = nn.functional.pad(estimate, (0, CHUNK - vocab % CHUNK), value=lowest)
     return estimate.view(rows, -1, CHUNK)
 
 
