@@ -23,6 +23,8 @@ Systems (`--systems`, comma-separated):
                                     its share of the threads and its own copy of the model, longest batches first: how
                                     `zhen-translate --workers` decodes (CPU; peak memory is the parent's only)
   zhen-nographs-{fp32,bf16}         the same session without CUDA graphs (`cuda_graphs=False`): what they gain on a GPU
+  zhen-unscreened-fp32              the same session without greedy search's int8-screened argmax
+                                    (`screen_argmax=False`): what the screen gains (float32 sessions on a CPU)
   ct2-marian-{float32,int8}         CTranslate2 on the Marian model converted by its Transformers converter
   ct2-zhen-{float32,int8}           CTranslate2 on the zhen model converted by zhen.convert_ctranslate2
   ct2streams-zhen-{float32,int8}    the same, decoding as many batches at once as zhen's streams (CTranslate2's
@@ -71,7 +73,8 @@ DEFAULT_SYSTEMS = (
     "marian-eager-fp32,marian-sdpa-fp32,marian-eager-bf16,marian-sdpa-bf16,marian-sdpa-int8,zhen-generate-fp32,"
     "zhen-fast-fp32,zhen-fast-bf16,zhen-fast-int8,ct2-marian-float32,ct2-marian-int8,ct2-zhen-float32,ct2-zhen-int8"
 )
-SESSIONS = {"fast": {}, "fastplain": dict(weights="plain"), "nographs": dict(cuda_graphs=False), "streams": {}}
+SESSIONS = {"fast": {}, "fastplain": dict(weights="plain"), "nographs": dict(cuda_graphs=False), "streams": {},
+            "unscreened": dict(screen_argmax=False)}  # fmt: skip
 MARIAN_PYTORCH = ("marian-eager-fp32", "marian-sdpa-fp32", "marian-eager-bf16", "marian-sdpa-bf16")
 
 

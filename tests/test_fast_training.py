@@ -470,7 +470,7 @@ def test_a_hub_copy_of_the_packing_code_leaves_zhens_attention_registered(tmp_pa
     copy = tmp_path / "hub_copy"
     copy.mkdir()
     (copy / "__init__.py").touch()
-    for name in ("packing.py", "hardware.py", "modeling_zhen.py", "configuration_zhen.py"):
+    for name in ("packing.py", "hardware.py", "screened_argmax.py", "modeling_zhen.py", "configuration_zhen.py"):
         shutil.copy(Path(packing.__file__).parent / name, copy / name)
     monkeypatch.syspath_prepend(str(tmp_path))
     hub_packing = importlib.import_module("hub_copy.packing")
