@@ -277,9 +277,10 @@ def test_beam_search_over_a_vocabulary_of_many_chunks_equals_generate():
 
 @pytest.mark.skipif(hardware.detected().mkl_packing == "off", reason="this PyTorch build has no MKL")
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])
-def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it(onednn_packing):
+def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it(onednn_packing, monkeypatch):
     """Packed by oneDNN once, or by MKL per row count where oneDNN cannot: float32 products equal to `nn.Linear`'s
     within float32 rounding."""
+    monkeypatch.setattr(layer_steps, "FEW_ROW_MACS", 0)  # every product through the packing
     if hardware.detected().onednn_packing == "off" and onednn_packing == "on":
         pytest.skip("this PyTorch build has no oneDNN")
     if hardware.detected().mkl_packing == "off" and onednn_packing == "off":
@@ -301,6 +302,45 @@ def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it(onednn_packin
             assert packed(x).dtype == torch.bfloat16
         assert PackedLinear(torch.nn.Linear(64, 300).bfloat16())(x.bfloat16()).dtype == torch.bfloat16
     assert sorted(packed.packed) == ([] if onednn_packing == "on" else [5, 32])
+
+
+@pytest.mark.skipif(hardware.detected().onednn_packing == "off", reason="this PyTorch build has no oneDNN")
+@torch.inference_mode()
+def test_few_row_float32_products_go_to_mkl_and_the_rest_to_onednns_packing(monkeypatch):
+    """A oneDNN call costs more than a one-sentence step's product: products of up to `FEW_ROW_MACS` multiply-adds
+    multiply by the weight as it is (`nn.Linear`'s own product, exactly), larger ones by oneDNN's packing; the same in
+    the session's Python linears and in the layers' program."""
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 300)
+    monkeypatch.setattr(layer_steps, "FEW_ROW_MACS", 4 * 64 * 300)
+    with hardware.forced(onednn_packing="on"):
+        packed = PackedLinear(linear)
+    product = layer_steps.product_of(packed)
+    assert product.few_rows == 4
+    onednn = torch.ops.mkldnn._linear_pointwise
+    for rows in (1, 4, 5, 32):
+        x = torch.randn(rows, 1, 64)
+        expected = linear(x) if rows <= 4 else onednn(x, packed.onednn, linear.bias, "none", [], "")
+        assert torch.equal(packed(x), expected) and torch.equal(product.project(x), expected), rows
+        fused = product.multiply(x, True)
+        assert torch.equal(fused, expected.relu()) if rows <= 4 else torch.allclose(fused, expected.relu()), rows
+
+
+@pytest.mark.parametrize("few_row_macs", [0, 1 << 40])
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_float32_sessions_equal_generate_whichever_library_multiplies(few_row_macs, num_beams, monkeypatch):
+    """Every product of the session through oneDNN's packing (0), or every one through MKL (a bound no step reaches)."""
+    if hardware.detected().onednn_packing == "off":
+        pytest.skip("this PyTorch build has no oneDNN")
+    monkeypatch.setattr(layer_steps, "FEW_ROW_MACS", few_row_macs)
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    kwargs = dict(forced_bos_token_id=ZH, num_beams=num_beams, max_new_tokens=10)
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **kwargs)
+    for script_layers in (True, False):
+        with hardware.forced(cpu_bf16="emulated"), FastDecoder(model, script_layers=script_layers) as decoder:
+            assert decoder.weights == "packed"
+            assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected), script_layers
 
 
 def test_batches_of_different_sizes_in_turn_equal_generate():

@@ -55,7 +55,7 @@ from torch import nn
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
-from . import hardware
+from . import hardware, layer_steps
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import (
@@ -569,6 +569,8 @@ class PackedLinear(nn.Module):
         ):
             return self.linear(x)
         if self.onednn is not None:
+            if rows * weight.numel() <= layer_steps.FEW_ROW_MACS:  # as `OnednnProduct`: MKL's call costs less
+                return self.linear(x)
             return torch.ops.mkldnn._linear_pointwise(x, self.onednn, self.linear.bias, "none", [], "")
         if rows > MAX_PACKED_ROWS:
             return self.linear(x)

@@ -118,6 +118,9 @@ def attend_history(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
     return output.reshape(batch, heads, queries, dim).transpose(1, 2).reshape(rows, 1, heads, dim)
 
 
+FEW_ROW_MACS = 1 << 21  # a float32 product this small goes to MKL (`nn.functional.linear`), not to oneDNN's packing
+
+
 class Product(nn.Module):
     """A session linear's product, in three parts: `enter` turns the step's hidden states into the product's input,
     `multiply` multiplies (with `relu`, ReLU applied to the product), `leave` turns the output back into the hidden
@@ -157,9 +160,24 @@ class PlainProduct(Product):
 
 class OnednnProduct(PlainProduct):
     """A product by a weight packed into oneDNN's GEMM layout (`PackedLinear` in float32, `Bf16Linear` in bf16), ReLU
-    fused into it."""
+    fused into it. Given the float32 weight as it is (`plain`), a product of at most `FEW_ROW_MACS` multiply-adds
+    multiplies by that through `nn.functional.linear` instead: a oneDNN call costs ~15 us more than MKL's, more than
+    the product itself at a step of one sentence."""
+
+    few_rows: Final[int]
+    plain: torch.Tensor | None
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, bf16: bool = False,
+                 plain: torch.Tensor | None = None):  # fmt: skip
+        super().__init__(weight, bias, bf16)
+        self.plain = plain
+        self.few_rows = 0 if plain is None else FEW_ROW_MACS // plain.numel()
 
     def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        plain = self.plain
+        if plain is not None and x.numel() <= self.few_rows * x.size(-1):
+            y = nn.functional.linear(x, plain, self.bias)
+            return y.relu() if relu else y
         no_scalars: list[int | float | complex | None] = []  # the op's `Scalar?[]`
         return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "relu" if relu else "none", no_scalars, "")
 
@@ -312,7 +330,7 @@ def product_of(module: nn.Module) -> nn.Module | None:
     if type(module) is nn.Linear:
         return PlainProduct(module.weight, module.bias)
     if kind == "PackedLinear" and module.onednn is not None:
-        return OnednnProduct(module.onednn, module.linear.bias)
+        return OnednnProduct(module.onednn, module.linear.bias, plain=module.linear.weight)
     if kind == "Bf16Linear":
         return (OnednnProduct if module.packed else PlainProduct)(module.weight, module.bias, bf16=True)
     if kind == "Int8Linear":
