@@ -207,6 +207,14 @@ def _fsync_directory(path: Path) -> None:
         os.close(fd)
 
 
+class _TiedWeightsNotice(logging.Filter):
+    """Accelerate warns at every save that it "removed shared tensor" names and asks to check the reload: those are
+    the tied embeddings and LM head, stored once and tied again on load (resume is tested bit for bit)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Removed shared tensor" not in record.getMessage()
+
+
 def save_checkpoint(accelerator, directory: str | Path, step: int, state: dict, keep: int) -> Path:
     """Save model, optimizer, scheduler and RNG states (all processes) plus `state` (main process), atomically,
     then delete all but the `keep` newest checkpoints."""
@@ -216,7 +224,12 @@ def save_checkpoint(accelerator, directory: str | Path, step: int, state: dict, 
         directory.mkdir(parents=True, exist_ok=True)
         shutil.rmtree(tmp, ignore_errors=True)  # left over from a crash during an earlier save
     accelerator.wait_for_everyone()
-    accelerator.save_state(str(tmp))
+    notice, accelerate_logger = _TiedWeightsNotice(), logging.getLogger("accelerate.utils.other")
+    accelerate_logger.addFilter(notice)
+    try:
+        accelerator.save_state(str(tmp))
+    finally:
+        accelerate_logger.removeFilter(notice)
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         write_json_atomic(tmp / STATE_FILE, state)
