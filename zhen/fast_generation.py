@@ -597,9 +597,11 @@ class ScreenedHead(PackedLinear):
 
     def next_tokens(self, hidden_states: torch.Tensor, banned: int | None = None) -> torch.LongTensor | None:
         """The argmax of each row's logits, never `banned`; None where the screen leaves too many candidates."""
-        if hidden_states.dtype != torch.float32 or hidden_states.device.type != "cpu":
-            return None
-        if torch.is_autocast_enabled("cpu"):
+        if (
+            hidden_states.dtype != torch.float32
+            or hidden_states.device.type != "cpu"
+            or torch.is_autocast_enabled("cpu")
+        ):
             return None
         return self.screen(hidden_states, banned)
 

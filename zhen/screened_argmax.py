@@ -17,6 +17,8 @@ most half a step in each coordinate) or `||h||_2 ||w - s p||_2`, and `t ||s p||_
 the vocabulary's largest `||s p||_1`, `||w - s p||_2`, `||s p||_2` stand for every row's.
 """
 
+import functools
+
 import torch
 from torch import nn
 
@@ -98,6 +100,7 @@ def _blocks(estimate: torch.Tensor) -> torch.Tensor:
     return estimate.view(rows, -1, CHUNK)
 
 
+@functools.cache
 def screen_works() -> bool:
     """Whether this PyTorch multiplies int8 matrices on the CPU (`torch._int_mm`)."""
     try:
