@@ -1027,10 +1027,17 @@ def test_every_activation_decodes_as_generate_as_one_program_where_it_knows_it(a
     assert all(torch.equal(a, e) for a, e in zip(actual, expected))
 
 
+def bound_copies(model) -> list[torch.Tensor]:
+    """The session copies of weights bound into the program kept for `model`."""
+    shape, program = layer_steps._KEPT[model]
+    return [layer_steps._submodule(program, name).getattr(attribute) for name, _, _, weights in shape
+            for attribute, kind in weights if kind == "tensor"]  # fmt: skip
+
+
 def test_a_models_later_sessions_bind_their_weights_into_the_program_compiled_for_it():
     """Compiling takes longer than translating a sentence: it happens once per model and session structure. Each later
     session binds its own weight copies into the program (bit-identical to the layers' forwards, never the last
-    session's weights), and a closed session's copies are let go."""
+    session's weights); the program holds them while the model keeps its copies, and lets them go with them."""
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
     kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
@@ -1044,11 +1051,47 @@ def test_a_models_later_sessions_bind_their_weights_into_the_program_compiled_fo
             actual = decoder.generate(input_ids, attention_mask, **kwargs)
         with FastDecoder(model, weights=weights, inline_layers=False) as decoder:
             assert torch.equal(actual, decoder.generate(input_ids, attention_mask, **kwargs))
-        shape, program = layer_steps._KEPT[model]
-        copies = [layer_steps._submodule(program, name).getattr(attribute) for name, _, _, weights in shape
-                  for attribute, kind in weights if kind == "tensor"]  # fmt: skip
-        assert program is programs[-1] and copies and all(copy.numel() == 0 for copy in copies)  # let go at the end
+        assert layer_steps._KEPT[model][1] is programs[-1] and all(copy.numel() for copy in bound_copies(model))
     assert programs[0] is programs[1] and programs[1] is not programs[2] and programs[2] is not programs[3]
+    fast_generation.forget_session_copies(model)
+    assert bound_copies(model) and all(copy.numel() == 0 for copy in bound_copies(model))
+    with FastDecoder(model, weights="bf16", keep_copies=False) as decoder:
+        assert decoder.layer_steps(script=True) is programs[3] and all(copy.numel() for copy in bound_copies(model))
+    assert all(copy.numel() == 0 for copy in bound_copies(model))
+
+
+@pytest.mark.parametrize("weights", ["packed", "bf16", "int8"])
+def test_a_later_session_of_an_unchanged_model_reuses_its_layer_steps(weights, monkeypatch):
+    """Opening a session costs a walk over the model, not building and binding the layer steps again (more than a
+    step of one sentence): a model's later sessions take the steps of the last where the decoder is made of the same
+    modules and weights, and build them anew, with the new weights, where one of them changed."""
+    from zhen.quantization import quantize_dynamic
+
+    model = tiny_model(vocab_size=60)
+    if weights == "int8":
+        model, weights = quantize_dynamic(model), "plain"
+    input_ids, attention_mask = padded_sources(vocab_size=60)
+    built, build = [], layer_steps.decoder_layer_steps
+    monkeypatch.setattr(layer_steps, "decoder_layer_steps", lambda decoder: built.append(1) or build(decoder))
+
+    def session():
+        with FastDecoder(model, weights=weights) as decoder:
+            return decoder.layer_steps(script=True), decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH,
+                                                                      max_new_tokens=6)  # fmt: skip
+
+    first, ids = session()
+    again, same_ids = session()
+    assert again is first and len(built) == 1 and torch.equal(same_ids, ids)
+    fc1 = model.model.decoder.layers[0].mlp.fc1
+    with torch.no_grad():
+        if weights == "plain":  # int8: packed again with other values
+            fc1.set_weight_bias(torch.quantize_per_tensor(torch.randn(fc1.weight().shape), 0.05, 0, torch.qint8), None)
+        else:
+            fc1.weight.mul_(-2.0)
+    _, changed_ids = session()
+    with FastDecoder(model, weights=weights, inline_layers=False) as decoder:  # the layers' forwards
+        expected = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=6)
+    assert len(built) == 2 and torch.equal(changed_ids, expected)
 
 
 @pytest.mark.parametrize("script_layers", [True, False])

@@ -63,9 +63,9 @@ from .layer_steps import (
     RowIndex,
     attend,
     attend_history,
-    decoder_layer_steps,
+    kept_steps,
     rows_fit,
-    scripted,
+    submodules,
     write_step,
 )
 from .layer_steps import release as release_program
@@ -209,10 +209,10 @@ class FastDecoder:
     def __exit__(self, *exc_info):
         _OPEN.pop(self.model, None)
         for parent, name, original in reversed(self.swapped):
-            setattr(parent, name, original)
+            _put(parent, name, original)
         self.swapped.clear()
         self.workspaces.clear()
-        if self.programs.pop(True, None) is not None:
+        if not self.keep_copies:  # the kept program holds the session's copies: let them go with it
             release_program(self.model)
         self.programs.clear()
         if hasattr(self, "attn_implementation"):
@@ -241,45 +241,53 @@ class FastDecoder:
         """Swap out, for the session, what only costs a decoding step calls: dropout in eval mode (an identity, yet
         a call into PyTorch), the float32 cast of an int8 product's float32 output ([`Int8Linear`]) and an int8 ReLU
         MLP's separate ReLU ([`Int8ReluMLP`]). Each PyTorch call lets go of the GIL and takes it back, which threads
-        decoding at once ([`FastDecoder.map`]) contend for."""
-        replaced = set()
-        for parent in list(self.model.modules()):
+        decoding at once ([`FastDecoder.map`]) contend for. A model's next session swaps in the same replacements
+        where they still compute what they replace (the same modules for the same modules: the session's layer
+        steps are kept too, [`zhen.layer_steps.kept_steps`])."""
+        with _COPIES_LOCK:
+            kept = _LEAN.get(self.model, {})
+        made, replaced = {}, set()
+        for parent in submodules(self.model):
             if id(parent) in replaced:
                 continue
-            for name, child in list(parent.named_children()):
+            for name, child in list(parent._modules.items()):
+                lean_int8 = _lean_int8_class(child)
                 if type(child) is nn.Dropout and not child.training:
-                    replacement = nn.Identity()
-                elif Int8ReluMLP.replaces(child):
-                    replacement = Int8ReluMLP(child)
+                    replacement = _INERT
+                elif lean_int8 is not None:
+                    replacement = kept.get(child)
+                    if replacement is None or not replacement.made_from(child):
+                        replacement = lean_int8(child)
+                    made[child] = replacement
                     replaced.add(id(child))
-                elif Int8Linear.replaces(child):
-                    replacement = Int8Linear(child)
                 else:
                     continue
                 self.swapped.append((parent, name, child))
-                setattr(parent, name, replacement)
+                _put(parent, name, replacement)
+        with _COPIES_LOCK:
+            _LEAN[self.model] = made
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
         head_class = ScreenedHead if self.screen_argmax and session_class is PackedLinear else session_class
         stacks = [self.model.get_decoder(), self.model.get_encoder()]  # the encoder's products too (under autocast)
+        sites = []  # (parent, name, module, what makes its session copy)
+        for parent in [self.model, *(module for stack in stacks for module in submodules(stack))]:
+            if self.weights == "bf16" and _is_relu_mlp(parent):
+                continue  # replaced whole, below
+            for name, child in parent._modules.items():
+                if self.weights == "bf16" and _is_relu_mlp(child):
+                    sites.append((parent, name, child, Bf16ReluMLP))
+                elif type(child) is nn.Linear and parent is not self.model:
+                    sites.append((parent, name, child, session_class))
+                elif type(child) is nn.Linear and name == "lm_head":
+                    sites.append((parent, name, child, head_class))
         with _COPIES_LOCK:
             kept = _COPIES.pop(self.model, {})
         made = {} if self.keep_copies else None
-        for parent in [self.model, *(module for stack in stacks for module in stack.modules())]:
-            if self.weights == "bf16" and _is_relu_mlp(parent):
-                continue  # replaced whole, below
-            for name, child in list(parent.named_children()):
-                if self.weights == "bf16" and _is_relu_mlp(child):
-                    copy = session_copy(child, Bf16ReluMLP, kept, made)
-                elif type(child) is nn.Linear and parent is not self.model:
-                    copy = session_copy(child, session_class, kept, made)
-                elif type(child) is nn.Linear and name == "lm_head":
-                    copy = session_copy(child, head_class, kept, made)
-                else:
-                    continue
-                self.swapped.append((parent, name, child))
-                setattr(parent, name, copy)
+        for parent, name, module, make in sites:
+            self.swapped.append((parent, name, module))
+            _put(parent, name, session_copy(module, make, kept, made))
         if made is not None:  # a model keeps the copies of its last session, no others
             with _COPIES_LOCK:
                 _COPIES[self.model] = made
@@ -381,8 +389,7 @@ class FastDecoder:
         (the layers' forwards run). Made once per session."""
         with self.programs_lock:
             if script not in self.programs:
-                steps = decoder_layer_steps(self.model.get_decoder())
-                self.programs[script] = scripted(steps, self.model) if script and steps is not None else steps
+                self.programs[script] = kept_steps(self.model.get_decoder(), self.model, script)
             return self.programs[script]
 
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -495,7 +502,7 @@ def session_copy(module: nn.Module, make: Callable[[nn.Module], nn.Module], kept
     weights are as they were ([`WeightStamp`]) and `zhen.hardware` says what it said, otherwise made again; recorded in
     `made` (None: nothing is kept). [`forget_session_copies`] drops a model's copies."""
     entry, machine = kept.get(module), current_hardware()
-    weights = list(module.parameters())
+    weights = _weights_of(module)
     if entry is None or entry[0] != (make, machine) or not WeightStamp.all_match(entry[1], weights):
         stamps = [WeightStamp(weight) for weight in weights] if made is not None else []
         entry = (make, machine), stamps, make(module)
@@ -505,26 +512,29 @@ def session_copy(module: nn.Module, make: Callable[[nn.Module], nn.Module], kept
 
 
 def forget_session_copies(model: nn.Module):
-    """Drop the session copies kept for `model`'s weights ([`session_copy`]): for their memory, or after editing a
-    weight in place through `.data`, which PyTorch does not count as a change."""
+    """Drop the session copies kept for `model`'s weights ([`session_copy`]), and the layer steps kept with them:
+    for their memory, or after editing a weight in place through `.data`, which PyTorch does not count as a change
+    (a sample of each weight's values catches edits of the whole weight)."""
     with _COPIES_LOCK:
         _COPIES.pop(model, None)
+    release_program(model)
 
 
 class WeightStamp:
     """A weight as a session copy was made from it: the same tensor (not replaced), on the same memory (no new
     `.data`), changed in place as many times as PyTorch counts (optimizer steps, `load_state_dict`, `torch.nn.init`
     all count), and the same values at a sample of `SAMPLED_VALUES` positions (in-place edits through `.data` do not
-    count: a whole-weight edit shows there)."""
+    count: a whole-weight edit shows there), read through a view of the weight's memory kept from the start."""
 
     def __init__(self, weight: torch.Tensor):
         self.weight = weakref.ref(weight)
         self.pointer, self.version = weight.data_ptr(), weight._version
-        self.sample = self.sample_of(weight).clone()
+        self.view = self.sample_of(weight)
+        self.sample = self.view.clone()
 
     def matches(self, weight: torch.Tensor) -> bool:
         same = self.weight() is weight and weight.data_ptr() == self.pointer and weight._version == self.version
-        return same and torch.equal(self.sample_of(weight), self.sample)
+        return same and torch.equal(self.view, self.sample)
 
     @staticmethod
     def all_match(stamps: "list[WeightStamp]", weights: list[torch.Tensor]) -> bool:
@@ -536,11 +546,26 @@ class WeightStamp:
         return flat[:: max(1, len(flat) // SAMPLED_VALUES)]
 
 
+def _weights_of(module: nn.Module) -> list[torch.Tensor]:
+    if not module._modules:
+        return [weight for weight in module._parameters.values() if weight is not None]
+    return list(module.parameters())
+
+
+def _put(parent: nn.Module, name: str, child: nn.Module):
+    """`setattr(parent, name, child)` for `name` already a submodule of `parent` (a session's swaps in and back):
+    what `nn.Module.__setattr__` does then, less its lookups, a few microseconds each over a model's ~100 swaps."""
+    parent._modules[name] = child
+
+
 # The session copies a model keeps from its last session for the next, by the part they copy: (what made them, stamps,
 # copy). The copies refer to the parts, not to the model: they go when the model goes.
 _COPIES: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, tuple]]" = weakref.WeakKeyDictionary()
 _COPIES_LOCK = threading.Lock()
-SAMPLED_VALUES = 256
+# A model's int8 lean modules from its last session, by the module they replace ([`FastDecoder.swap_in_lean_modules`]).
+_LEAN: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, nn.Module]]" = weakref.WeakKeyDictionary()
+_INERT = nn.Identity()  # what every eval-mode dropout is in a session
+SAMPLED_VALUES = 32
 
 
 class PackedLinear(nn.Module):
@@ -619,6 +644,10 @@ class Int8Linear(nn.Module):
         self.packed = linear._packed_params._packed_params
         self.reduce_range = linear.version is not None and linear.version >= 4
 
+    def made_from(self, linear: nn.Module) -> bool:
+        """Whether this replaces `linear` as it is now (not packed again since)."""
+        return self.linear is linear and self.packed is linear._packed_params._packed_params
+
     @staticmethod
     def replaces(module: nn.Module) -> bool:
         """Whether `module` is a float32-input int8 dynamic `Linear` this class computes exactly."""
@@ -643,6 +672,10 @@ class Int8ReluMLP(nn.Module):
         self.mlp = mlp
         self.fc1, self.fc2 = Int8Linear(mlp.fc1), Int8Linear(mlp.fc2)
 
+    def made_from(self, mlp: nn.Module) -> bool:
+        """Whether this replaces `mlp` as it is now (the same products, packed as they were)."""
+        return self.mlp is mlp and self.fc1.made_from(mlp.fc1) and self.fc2.made_from(mlp.fc2)
+
     @staticmethod
     def replaces(module: nn.Module) -> bool:
         """Whether `module` is an eval-mode ReLU MLP whose two products this class computes exactly: `fc1`'s packing
@@ -659,6 +692,13 @@ class Int8ReluMLP(nn.Module):
         if x.dtype != torch.float32:
             return self.mlp(x)
         return self.fc2(self.fc1.relu(x))
+
+
+def _lean_int8_class(module: nn.Module) -> type | None:
+    """[`Int8ReluMLP`] or [`Int8Linear`], whichever replaces `module` in a session; None for neither."""
+    if type(module).__name__ not in ("Linear", "ZhenMLP"):  # most modules: a string test, not two class checks
+        return None
+    return Int8ReluMLP if Int8ReluMLP.replaces(module) else Int8Linear if Int8Linear.replaces(module) else None
 
 
 def relu_fuses(linear: nn.Module) -> bool:

@@ -380,6 +380,44 @@ def decoder_layer_steps(decoder: nn.Module) -> DecoderLayerSteps | None:
     return DecoderLayerSteps(decoder, products)
 
 
+def kept_steps(decoder: nn.Module, owner: nn.Module, script: bool) -> nn.Module | None:
+    """[`decoder_layer_steps`] of `decoder` as a session of `owner` (the model) has it, compiled with `script`
+    ([`scripted`]); the very steps of the model's last session where that session's decoder was made of the same
+    modules holding the same weights ([`sources`]): building and binding them again costs more than a step."""
+    found = sources(decoder)
+    kept = _BUILT.setdefault(owner, {})
+    last = kept.get(script)
+    if last is not None and len(last[0]) == len(found) and all(a is b for a, b in zip(last[0], found)):
+        return last[1]
+    steps = decoder_layer_steps(decoder)
+    if script and steps is not None:
+        steps = scripted(steps, owner)
+    kept[script] = found, steps
+    return steps
+
+
+def sources(decoder: nn.Module) -> list:
+    """Every module of `decoder` and its parameters and buffers: what its layer steps hold. A session's copies of
+    weights never change (a change of the weights makes new ones), nor do its lean modules."""
+    found = []
+    for module in submodules(decoder):
+        found.append(module)
+        found.extend(module._parameters.values())
+        found.extend(module._buffers.values())
+    return found
+
+
+def submodules(root: nn.Module) -> list[nn.Module]:
+    """`list(root.modules())` in breadth-first order (parents before children), at a third of its cost: no names."""
+    found, seen = [root], {id(root)}
+    for module in found:
+        for child in module._modules.values():
+            if child is not None and id(child) not in seen:
+                seen.add(id(child))
+                found.append(child)
+    return found
+
+
 def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
     """`steps` compiled by TorchScript, or `steps` itself where TorchScript cannot compile it (a PyTorch without it):
     the same computation in Python; a failure is reported once and not tried again. Compiling takes tens of
@@ -407,6 +445,8 @@ def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
 
 _SCRIPTING_FAILED = False  # a failed compilation leaves TorchScript's types half-defined: later ones fail too
 _KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple, torch.jit.ScriptModule]]" = weakref.WeakKeyDictionary()
+# The layer steps of a model's last session, scripted or not: what they were built from ([`sources`]), and they.
+_BUILT: "weakref.WeakKeyDictionary[nn.Module, dict[bool, tuple[list, nn.Module | None]]]" = weakref.WeakKeyDictionary()
 
 
 def structure(steps: DecoderLayerSteps) -> tuple:
@@ -428,8 +468,9 @@ def bind(program: torch.jit.ScriptModule, steps: DecoderLayerSteps):
 
 
 def release(owner: nn.Module):
-    """Let the program kept for `owner` drop the tensors that are not the model's parameters (a session's copies of
-    its weights), until a later session binds its own."""
+    """Let the steps kept for `owner` go, and its program drop the tensors that are not the model's parameters (a
+    session's copies of its weights), until a later session binds its own."""
+    _BUILT.pop(owner, None)
     kept = _KEPT.get(owner)
     if kept is None:
         return
