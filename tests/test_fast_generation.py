@@ -62,7 +62,9 @@ SESSIONS = {"plain": dict(weights="plain"), "packed": dict(weights="packed"), "p
             "module-layers": dict(weights="plain", inline_layers=False),
             "static-shapes-module-layers": dict(weights="plain", cuda_graphs=True, inline_layers=False),
             "matmul-attention": dict(weights="plain")}  # fmt: skip
-MACHINES = {"packed-mkl": dict(onednn_packing="off"), "matmul-attention": dict(fbgemm="off")}
+# "packed": float32 weights packed by oneDNN; "packed-mkl": by MKL (`zhen.hardware`: `float32_packing`).
+MACHINES = {"packed": dict(float32_packing="onednn"), "packed-mkl": dict(float32_packing="mkl"),
+            "matmul-attention": dict(fbgemm="off")}  # fmt: skip
 
 
 def assert_same_as_generate(model, input_ids, attention_mask, session="plain", **kwargs):
@@ -81,6 +83,8 @@ def assert_same_as_generate(model, input_ids, attention_mask, session="plain", *
 def test_equals_generate_for_every_variant(position_embedding_type, normalize_before, num_beams, session):
     if session == "packed-mkl" and hardware.detected().mkl_packing == "off":
         pytest.skip("this PyTorch build has no MKL")
+    if session == "packed" and hardware.detected().onednn_packing == "off":
+        pytest.skip("this PyTorch build has no oneDNN")
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     input_ids, attention_mask = padded_sources()
     for min_new_tokens, max_new_tokens in [(0, 10), (10, 10), (3, 14)]:
@@ -275,33 +279,28 @@ def test_beam_search_over_a_vocabulary_of_many_chunks_equals_generate():
                                 max_new_tokens=12, min_new_tokens=3)  # fmt: skip
 
 
-@pytest.mark.skipif(hardware.detected().mkl_packing == "off", reason="this PyTorch build has no MKL")
-@pytest.mark.parametrize("onednn_packing", ["on", "off"])
-def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it(onednn_packing, monkeypatch):
-    """Packed by oneDNN once, or by MKL per row count where oneDNN cannot: float32 products equal to `nn.Linear`'s
-    within float32 rounding."""
+@pytest.mark.parametrize("packing", ["onednn", "mkl"])
+def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it(packing, monkeypatch):
+    """Packed once by oneDNN or MKL: float32 products equal to `nn.Linear`'s within float32 rounding, for any number
+    of rows (MKL's packing is made for one number of rows and used for all)."""
     monkeypatch.setattr(layer_steps, "FEW_ROW_MACS", 0)  # every product through the packing
-    if hardware.detected().onednn_packing == "off" and onednn_packing == "on":
-        pytest.skip("this PyTorch build has no oneDNN")
-    if hardware.detected().mkl_packing == "off" and onednn_packing == "off":
-        pytest.skip("this PyTorch build has no MKL")
+    if getattr(hardware.detected(), f"{packing}_packing") == "off":
+        pytest.skip(f"this PyTorch build cannot pack with {packing}")
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 300)
-    with hardware.forced(onednn_packing=onednn_packing):
+    with hardware.forced(float32_packing=packing):
         packed = PackedLinear(linear)
-    x = torch.randn(32, 64)
+    assert (packed.onednn is not None, packed.mkl is not None) == (packing == "onednn", packing == "mkl")
     with torch.inference_mode():
-        torch.testing.assert_close(packed(x), linear(x), rtol=1e-5, atol=1e-6)
-        torch.testing.assert_close(packed(x[:5]), linear(x[:5]), rtol=1e-5, atol=1e-6)  # MKL: packed again for 5 rows
-        many = torch.randn(300, 64)
-        if onednn_packing == "on":
-            torch.testing.assert_close(packed(many), linear(many), rtol=1e-5, atol=1e-6)
-        else:
-            assert torch.equal(packed(many), linear(many))  # many rows (the source, once): nn.Linear's own product
+        for rows in (32, 5, 1, 64, 200):
+            x = torch.randn(rows, 64)
+            torch.testing.assert_close(packed(x), linear(x), rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(packed(x[:, None]), linear(x[:, None]), rtol=1e-5, atol=1e-6)
+        many = torch.randn(1000, 64)  # a batch's source, once
+        torch.testing.assert_close(packed(many), linear(many), rtol=1e-5, atol=1e-6)
         with torch.autocast("cpu", dtype=torch.bfloat16):  # autocast (the bf16 crash of issue 15): nn.Linear's
             assert packed(x).dtype == torch.bfloat16
         assert PackedLinear(torch.nn.Linear(64, 300).bfloat16())(x.bfloat16()).dtype == torch.bfloat16
-    assert sorted(packed.packed) == ([] if onednn_packing == "on" else [5, 32])
 
 
 @pytest.mark.skipif(hardware.detected().onednn_packing == "off", reason="this PyTorch build has no oneDNN")
@@ -313,7 +312,7 @@ def test_few_row_float32_products_go_to_mkl_and_the_rest_to_onednns_packing(monk
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 300)
     monkeypatch.setattr(layer_steps, "FEW_ROW_MACS", 4 * 64 * 300)
-    with hardware.forced(onednn_packing="on"):
+    with hardware.forced(onednn_packing="on", float32_packing="onednn"):
         packed = PackedLinear(linear)
     product = layer_steps.product_of(packed)
     assert product.few_rows == 4
@@ -468,6 +467,18 @@ def test_session_copies_are_kept_until_the_weights_change(weights, edit):
     assert changed_ids.shape != ids.shape or not torch.equal(changed_ids, ids)
 
 
+def test_a_model_loaded_under_inference_mode_decodes_in_sessions_that_see_its_changes():
+    """Tensors made under `torch.inference_mode()` have no version counter: their sample alone tells a change."""
+    with torch.inference_mode():
+        model = tiny_model(vocab_size=60, tie_word_embeddings=False)
+    first, ids = session_lm_head(model, "packed")
+    assert session_lm_head(model, "packed")[0] is first
+    with torch.inference_mode():
+        model.lm_head.weight.mul_(-1.0)
+    changed, changed_ids = session_lm_head(model, "packed")
+    assert changed is not first and torch.equal(changed_ids, session_lm_head(model, "packed", keep_copies=False)[1])
+
+
 def test_session_copies_follow_the_machine_and_can_be_dropped():
     model = tiny_model(vocab_size=60)
     first, _ = session_lm_head(model, "bf16")
@@ -499,18 +510,6 @@ def test_session_copies_go_with_their_model():
     del model
     gc.collect()
     assert gone() is None and all(owner is not None for owner in fast_generation._COPIES.keys())
-
-
-def test_mkl_keeps_the_packings_of_the_last_row_counts():
-    if hardware.detected().mkl_packing == "off":
-        pytest.skip("this PyTorch build has no MKL")
-    linear = torch.nn.Linear(64, 96)
-    with hardware.forced(onednn_packing="off", mkl_packing="on"):
-        packed = PackedLinear(linear)
-    with torch.inference_mode():
-        for rows in (1, 2, 3, 4, 5, 6, 3):
-            torch.testing.assert_close(packed(torch.ones(rows, 64)), linear(torch.ones(rows, 64)))
-    assert list(packed.packed) == [4, 5, 6, 3][-fast_generation.MKL_PACKS :]
 
 
 @pytest.mark.parametrize("weights", ["packed", "plain"])
@@ -1128,10 +1127,24 @@ def test_the_program_kept_for_a_model_goes_with_it():
     assert alive() is None
 
 
-def test_weights_packed_for_mkl_run_through_the_layers_forwards():
+@pytest.mark.parametrize("rows", [1, 5, 64, 300])
+def test_weights_packed_for_mkl_run_in_the_layers_program(rows):
+    """MKL's packing in the layers' program: its products are the session linear's (bit for bit), ReLU after."""
+    if hardware.detected().mkl_packing == "off":
+        pytest.skip("this PyTorch build has no MKL")
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 96)
+    with hardware.forced(float32_packing="mkl"):
+        packed = PackedLinear(linear)
+    product = layer_steps.product_of(packed)
+    x = torch.randn(rows, 1, 64)
+    with torch.inference_mode():
+        assert type(product) is layer_steps.MklProduct and torch.equal(product.project(x), packed(x))
+        assert torch.equal(product.multiply(x, True), packed(x).relu())
     model = tiny_model()
-    with hardware.forced(onednn_packing="off", mkl_packing="on"), FastDecoder(model, weights="packed") as decoder:
-        assert decoder.layer_steps(script=True) is None
+    with hardware.forced(float32_packing="mkl"), FastDecoder(model, weights="packed") as decoder:
+        program = decoder.layer_steps(script=True)
+        assert isinstance(program, torch.jit.ScriptModule) and "MklProduct" in str(program.layers[0].qkv_proj)
 
 
 def test_where_torchscript_cannot_compile_the_program_runs_in_python(monkeypatch):

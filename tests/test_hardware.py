@@ -70,10 +70,10 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     assert "through packed batches and the fused loss" in out
     assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
     assert "torch 2." in out and "transformers 5." in out
-    with hardware.forced(cpu_bf16="emulated", onednn_packing="on", cuda=False):
+    with hardware.forced(cpu_bf16="emulated", onednn_packing="on", float32_packing="onednn", cuda=False):
         env.main([])
     out = capsys.readouterr().out
-    assert "float32 weights packed for oneDNN" in out
+    assert "float32 weights packed for oneDNN" in out and "float32 weights packed by oneDNN where both can" in out
     assert ("greedy search's next token screened by an int8 product" in out) == screened_argmax.screen_works()
     for onednn_int8, fbgemm, kernels in [("on", "on", "FBGEMM's int8 kernels, the LM head with oneDNN's"),
                                          ("off", "on", "FBGEMM's int8 kernels\n"),
@@ -81,10 +81,11 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         with hardware.forced(onednn_int8=onednn_int8, fbgemm=fbgemm):
             env.main([])
         assert f"int8 (--int8, zhen.quantization) multiplies with {kernels}" in capsys.readouterr().out
-    with hardware.forced(cpu_bf16="emulated", onednn_packing="off", mkl_packing="on", cuda=False):
-        env.main([])
-    out = capsys.readouterr().out
-    assert "float32 weights packed for MKL on the CPU, the decoder's layers through their forwards" in out
+    for machine in (dict(onednn_packing="off", mkl_packing="on"), dict(onednn_packing="on", float32_packing="mkl")):
+        with hardware.forced(cpu_bf16="emulated", cuda=False, **machine):
+            env.main([])
+        out = capsys.readouterr().out
+        assert "float32 weights packed for MKL on the CPU, the decoder's layers as one program compiled" in out
     with hardware.forced(cpu_bf16="emulated", mkl_packing="off", onednn_packing="off", cuda=False):
         env.main([])
     out = capsys.readouterr().out
@@ -109,6 +110,38 @@ def test_bf16_is_measured_where_pytorch_reports_no_cpu_flags(monkeypatch, bf16_s
         assert hardware.detected().cpu_bf16 == native
     finally:
         hardware.detected.cache_clear()
+
+
+@pytest.mark.parametrize("mkl_seconds,packing", [(0.5, "mkl"), (2.0, "onednn")])
+def test_the_faster_packing_of_float32_weights_is_measured_where_pytorch_has_both(monkeypatch, mkl_seconds, packing):
+    """MKL's packing multiplies decoding's float32 products faster on Intel Xeons, oneDNN's on AMD EPYCs: measured."""
+    monkeypatch.setattr(hardware, "packed_product_seconds", lambda *shape, repeats=5: (mkl_seconds, 1.0))
+    hardware.detected.cache_clear()
+    try:
+        machine = hardware.detected()
+        if "off" in (machine.mkl_packing, machine.onednn_packing):
+            assert machine.float32_packing == "onednn"  # nothing to choose
+        else:
+            assert machine.float32_packing == packing and machine.float32_packer() == packing
+    finally:
+        hardware.detected.cache_clear()
+
+
+PACKERS = [("on", "on", "mkl", "mkl"), ("on", "on", "onednn", "onednn"), ("off", "on", "onednn", "mkl"),
+           ("on", "off", "mkl", "onednn"), ("off", "off", "mkl", None)]  # fmt: skip
+
+
+@pytest.mark.parametrize("onednn,mkl,preferred,packer", PACKERS)
+def test_float32_weights_are_packed_by_the_preferred_library_of_those_the_build_has(onednn, mkl, preferred, packer):
+    with hardware.forced(onednn_packing=onednn, mkl_packing=mkl, float32_packing=preferred):
+        assert hardware.current().float32_packer() == packer
+
+
+def test_packed_products_are_timed_with_both_libraries():
+    if "off" in (hardware.detected().mkl_packing, hardware.detected().onednn_packing):
+        pytest.skip("this PyTorch build lacks MKL or oneDNN")
+    mkl, onednn = hardware.packed_product_seconds(4, 64, 96, repeats=1)
+    assert 0 < mkl < 1 and 0 < onednn < 1 and isinstance(hardware.mkl_measured_faster(repeats=1), bool)
 
 
 def test_bf16_measurement_times_products_in_each_dtype():

@@ -46,7 +46,6 @@ import math
 import sys
 import threading
 import weakref
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
 
@@ -88,8 +87,6 @@ ARGUMENTS = ("forced_bos_token_id", "num_beams", "max_new_tokens", "min_new_toke
 # Each copy of this file (zhen's, a checkpoint's Hub custom code) registers its own: a session reads its own state.
 DECODING_ATTENTION = "zhen_decoding" if __name__.startswith("zhen.") else f"zhen_decoding:{__name__}"
 WEIGHTS = ("auto", "bf16", "packed", "plain")
-MAX_PACKED_ROWS = 256  # projections of more rows (the source, once) gain nothing from MKL's packing
-MKL_PACKS = 4  # each a copy of the weight: those of the row counts met last (a batch's rows fall as sentences end)
 # Finished rows (greedy) or sentences (beam search) leave the decoder once they are this share of those it runs:
 # dropping them costs a copy of the cache, each step after it saves their share (math.inf: never).
 DROP_FINISHED_SHARE = 0.25
@@ -487,7 +484,7 @@ def session_weights(model) -> str:
         return "bf16" if head.weight.device.type == "cuda" and machine.cuda_bf16 else "plain"
     if machine.cpu_bf16 == "native":
         return "bf16"
-    return "packed" if "on" in (machine.onednn_packing, machine.mkl_packing) else "plain"
+    return "plain" if machine.float32_packer() is None else "packed"
 
 
 def _position_table(config) -> float:
@@ -528,13 +525,19 @@ class WeightStamp:
 
     def __init__(self, weight: torch.Tensor):
         self.weight = weakref.ref(weight)
-        self.pointer, self.version = weight.data_ptr(), weight._version
+        self.pointer, self.version = weight.data_ptr(), self.version_of(weight)
         self.view = self.sample_of(weight)
         self.sample = self.view.clone()
 
     def matches(self, weight: torch.Tensor) -> bool:
-        same = self.weight() is weight and weight.data_ptr() == self.pointer and weight._version == self.version
-        return same and torch.equal(self.view, self.sample)
+        same = self.weight() is weight and weight.data_ptr() == self.pointer
+        return same and self.version_of(weight) == self.version and torch.equal(self.view, self.sample)
+
+    @staticmethod
+    def version_of(weight: torch.Tensor) -> int | None:
+        """PyTorch's count of in-place changes; None for a tensor made under `torch.inference_mode()` (a model
+        loaded there), which PyTorch does not count (its sample still shows a change)."""
+        return None if weight.is_inference() else weight._version
 
     @staticmethod
     def all_match(stamps: "list[WeightStamp]", weights: list[torch.Tensor]) -> bool:
@@ -569,19 +572,22 @@ SAMPLED_VALUES = 32
 
 
 class PackedLinear(nn.Module):
-    """A float32 `nn.Linear` for decoding, multiplying by its weight packed once into oneDNN's GEMM layout, or where
-    oneDNN cannot (`zhen.hardware`: `onednn_packing`), into MKL's for each few-row product it meets (decoding multiplies
-    the same rows step after step; plain `sgemm` repacks the weight on every call). Float32 products either way. Other
-    dtypes and autocast go to `linear` unchanged, as do many-row products where MKL packs (they gain nothing there)."""
+    """A float32 `nn.Linear` for decoding, multiplying by its weight packed once into the GEMM layout of oneDNN or MKL,
+    whichever is faster here (`zhen.hardware`: `float32_packer`): decoding multiplies a few rows by the same weights
+    step after step, and plain `sgemm` repacks the weight on every call. Float32 products either way. Other dtypes and
+    autocast go to `linear` unchanged, as do products oneDNN's call costs more than it saves
+    (`zhen.layer_steps.FEW_ROW_MACS`)."""
 
     def __init__(self, linear: nn.Linear):
         super().__init__()
         self.linear = linear
-        self.packed: OrderedDict[int, torch.Tensor] = OrderedDict()  # MKL's packing for each number of rows
-        self.lock = threading.Lock()
-        self.onednn = None
-        if current_hardware().onednn_packing == "on":
-            self.onednn = torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), None)
+        weight, packer = linear.weight.detach(), current_hardware().float32_packer()
+        packer = packer if weight.dtype == torch.float32 and weight.device.type == "cpu" else None
+        self.onednn = self.mkl = None
+        if packer == "onednn":
+            self.onednn = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+        elif packer == "mkl":
+            self.mkl = torch.ops.mkl._mkl_reorder_linear_weight(weight, hardware.MKL_PACKED_ROWS)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight = self.linear.weight
@@ -593,23 +599,11 @@ class PackedLinear(nn.Module):
             or torch.is_autocast_enabled("cpu")
         ):
             return self.linear(x)
-        if self.onednn is not None:
-            if rows * weight.numel() <= layer_steps.FEW_ROW_MACS:  # as `OnednnProduct`: MKL's call costs less
-                return self.linear(x)
+        if self.onednn is not None and rows * weight.numel() > layer_steps.FEW_ROW_MACS:  # as `OnednnProduct`
             return torch.ops.mkldnn._linear_pointwise(x, self.onednn, self.linear.bias, "none", [], "")
-        if rows > MAX_PACKED_ROWS:
-            return self.linear(x)
-        with self.lock:  # streams share the packings; the most recently used last
-            packed = self.packed.get(rows)
-            if packed is not None:
-                self.packed.move_to_end(rows)
-        if packed is None:
-            packed = torch.ops.mkl._mkl_reorder_linear_weight(weight.detach(), rows)
-            with self.lock:
-                self.packed[rows] = packed
-                while len(self.packed) > MKL_PACKS:
-                    self.packed.popitem(last=False)
-        return torch.ops.mkl._mkl_linear(x, packed, weight, self.linear.bias, rows)
+        if self.mkl is not None:
+            return torch.ops.mkl._mkl_linear(x, self.mkl, weight, self.linear.bias, rows)
+        return self.linear(x)
 
 
 class ScreenedHead(PackedLinear):

@@ -41,6 +41,9 @@ class Hardware:
             where PyTorch converts to float32 inside its kernels at about a quarter of float32's rate.
         mkl_packing (`str`): `"on"` where PyTorch's MKL can pack float32 weights once for few-row products (decoding).
         onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack weights (bf16, float32) once for decoding.
+        float32_packing (`str`): which packing float32 decoding weights take where PyTorch has both: `"mkl"` or
+            `"onednn"`, whichever multiplies faster on this CPU, measured once ([`mkl_measured_faster`]: MKL's on
+            the Intel Xeons measured so far, oneDNN's on the AMD EPYCs, where MKL runs code for older CPUs).
         fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
             decoding attention's products over the cache in one pass.
         glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
@@ -55,15 +58,23 @@ class Hardware:
     cpu_bf16: str
     mkl_packing: str
     onednn_packing: str
+    float32_packing: str
     fbgemm: str
     glibc_malloc: str
     onednn_int8: str
     cuda: bool
     cuda_bf16: bool
 
+    def float32_packer(self) -> str | None:
+        """What packs float32 decoding weights here: `"onednn"` or `"mkl"` (where both can, `float32_packing`), or
+        None where neither can."""
+        able = [library for library in ("onednn", "mkl") if getattr(self, f"{library}_packing") == "on"]
+        return self.float32_packing if len(able) == 2 else (able[0] if able else None)
+
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
+        packing += f", float32 weights packed by {'MKL' if self.float32_packing == 'mkl' else 'oneDNN'} where both can"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
         packing += f", oneDNN int8 LM head {self.onednn_int8}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
@@ -88,6 +99,7 @@ def detected() -> Hardware:
         cpu_bf16="native" if native else "emulated",
         mkl_packing="on" if mkl else "off",
         onednn_packing="on" if onednn else "off",
+        float32_packing="mkl" if mkl and onednn and mkl_measured_faster() else "onednn",
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
         glibc_malloc="on" if _mallopt() is not None else "off",
         onednn_int8="on" if onednn_int8 else "off",
@@ -108,11 +120,42 @@ def bf16_measured_faster() -> bool:
 def gemm_seconds(dtype: torch.dtype, repeats: int = 5) -> float:
     """The best time of a (256 x 1024) @ (1024 x 1024) product in `dtype` on the CPU (~0.5 GFLOP)."""
     a, b = torch.randn(256, 1024, dtype=dtype), torch.randn(1024, 1024, dtype=dtype)
-    a @ b  # warm-up
+    return _best_seconds(lambda: a @ b, repeats)
+
+
+# Decoding's float32 products: a step of a few rows and one of a batch, (rows, in, out) (transformer-base's MLP).
+PACKING_PROBES = ((4, 512, 2048), (32, 512, 2048))
+
+
+def mkl_measured_faster(repeats: int = 5) -> bool:
+    """Whether float32 products of decoding's shapes (`PACKING_PROBES`) by a weight packed by MKL take less time than
+    by one packed by oneDNN here (~10 ms, once per process)."""
+    times = [packed_product_seconds(*shape, repeats) for shape in PACKING_PROBES]
+    return sum(mkl for mkl, _ in times) < sum(onednn for _, onednn in times)
+
+
+def packed_product_seconds(rows: int, inputs: int, outputs: int, repeats: int = 5) -> tuple[float, float]:
+    """The best times of a float32 `(rows, inputs) x (inputs, outputs)` product by a weight packed by MKL and by
+    oneDNN."""
+    generator = torch.Generator().manual_seed(0)
+    x, weight = torch.randn(rows, inputs, generator=generator), torch.randn(outputs, inputs, generator=generator)
+    mkl = torch.ops.mkl._mkl_reorder_linear_weight(weight, MKL_PACKED_ROWS)
+    onednn = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+    return (
+        _best_seconds(lambda: torch.ops.mkl._mkl_linear(x, mkl, weight, None, rows), repeats),
+        _best_seconds(lambda: torch.ops.mkldnn._linear_pointwise(x, onednn, None, "none", [], ""), repeats),
+    )
+
+
+MKL_PACKED_ROWS = 256  # the rows MKL packs a weight for: packed so, it multiplies 1 to 1,000s of rows fast (README)
+
+
+def _best_seconds(product, repeats: int) -> float:
+    product()  # warm-up
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        a @ b
+        product()
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -191,6 +234,7 @@ def _check(values: dict, source: str) -> None:
         "cpu_bf16": CPU_BF16,
         "mkl_packing": SWITCHES,
         "onednn_packing": SWITCHES,
+        "float32_packing": ("mkl", "onednn"),
         "fbgemm": SWITCHES,
         "glibc_malloc": SWITCHES,
         "onednn_int8": SWITCHES,
@@ -277,8 +321,7 @@ def report() -> str:
     """What zhen found on this machine and what it does there, in words (what `zhen-env` prints)."""
     machine, cpu = current(), _cpu_name()
     on_cpu = not machine.cuda
-    packed_for_mkl = machine.cpu_bf16 != "native" and machine.onednn_packing != "on" and machine.mkl_packing == "on"
-    float32_packed = machine.cpu_bf16 != "native" and "on" in (machine.onednn_packing, machine.mkl_packing)
+    float32_packed = machine.cpu_bf16 != "native" and machine.float32_packer() is not None
     screened = float32_packed and screen_works()
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
@@ -289,10 +332,9 @@ def report() -> str:
         "zhen.translate and the pipeline decode with: "
         + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
            if machine.cpu_bf16 == "native" else
-           "float32 weights packed for oneDNN" if machine.onednn_packing == "on" else
-           "float32 weights packed for MKL" if machine.mkl_packing == "on" else "the float32 weights as they are")
-        + " on the CPU, the decoder's layers "
-        + ("through their forwards" if packed_for_mkl else "as one program compiled by TorchScript (zhen.layer_steps)")
+           "float32 weights packed for oneDNN" if machine.float32_packer() == "onednn" else
+           "float32 weights packed for MKL" if machine.float32_packer() == "mkl" else "the float32 weights as they are")
+        + " on the CPU, the decoder's layers as one program compiled by TorchScript (zhen.layer_steps)"
         + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else "")
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),

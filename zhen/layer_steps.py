@@ -182,6 +182,20 @@ class OnednnProduct(PlainProduct):
         return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "relu" if relu else "none", no_scalars, "")
 
 
+class MklProduct(Product):
+    """A float32 product by a weight packed into MKL's GEMM layout (`PackedLinear`)."""
+
+    bias: torch.Tensor | None
+
+    def __init__(self, packed: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None):
+        super().__init__()
+        self.packed, self.weight, self.bias = packed, weight, bias
+
+    def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        y = torch.ops.mkl._mkl_linear(x, self.packed, self.weight, self.bias, x.numel() // x.size(-1))
+        return y.relu() if relu else y
+
+
 class Int8Product(Product):
     """The int8 product of an `Int8Linear` (a dynamically quantized `Linear`'s packed weight), ReLU fused into it."""
 
@@ -331,6 +345,8 @@ def product_of(module: nn.Module) -> nn.Module | None:
         return PlainProduct(module.weight, module.bias)
     if kind == "PackedLinear" and module.onednn is not None:
         return OnednnProduct(module.onednn, module.linear.bias, plain=module.linear.weight)
+    if kind == "PackedLinear" and getattr(module, "mkl", None) is not None:
+        return MklProduct(module.mkl, module.linear.weight, module.linear.bias)
     if kind == "Bf16Linear":
         return (OnednnProduct if module.packed else PlainProduct)(module.weight, module.bias, bf16=True)
     if kind == "Int8Linear":
