@@ -182,6 +182,8 @@ def test_a_kept_screen_never_serves_a_changed_weight(edit):
 
 @torch.inference_mode()
 def test_products_too_small_to_pay_are_left_to_the_full_product(monkeypatch):
+    """Under 2^23 multiply-adds the full product runs, unless the weight is large enough (`MIN_WEIGHT`) that reading
+    a quarter of it pays at any number of rows (a step of one sentence reads the whole weight)."""
     monkeypatch.setattr("zhen.screened_argmax.MIN_PRODUCT", 1 << 23)
     linear = head(4096, 64)
     hidden = peaked_hidden(linear, 8)
@@ -189,3 +191,5 @@ def test_products_too_small_to_pay_are_left_to_the_full_product(monkeypatch):
     assert torch.equal(
         ScreenedArgmax(linear)(peaked_hidden(linear, 40)), full_argmax(linear, peaked_hidden(linear, 40))
     )
+    monkeypatch.setattr("zhen.screened_argmax.MIN_WEIGHT", 4096 * 64)
+    assert torch.equal(ScreenedArgmax(linear)(hidden), full_argmax(linear, hidden))

@@ -25,9 +25,8 @@ from torch import nn
 
 CHUNK = 64  # vocabulary positions screened as one block: whole blocks are dropped by their largest estimate
 MAX_CANDIDATE_BLOCKS = 64  # per row on average; beyond that the screen saves too little and the full product decides
-MIN_PRODUCT = (
-    1 << 23
-)  # rows x vocabulary x width below which the screen's dozen small operations cost more than it saves
+MIN_PRODUCT = 1 << 23  # rows x vocabulary x width below which the screen's small operations cost more than it saves,
+MIN_WEIGHT = 3 << 20  # unless the weight is this large: a step of a few rows reads it all, and a quarter of it pays
 SLACK = 1.01  # on the bound: float32 rounding of the estimates and of the logits themselves
 LOWEST = torch.iinfo(torch.int32).min
 
@@ -59,7 +58,7 @@ class ScreenedArgmax:
         """The argmax token of each row of `hidden` (`(rows, d_model)` float32), never `banned`; None where the screen
         leaves too many candidates, or the product is too small for the screen to pay (compute it in full instead)."""
         rows, vocab = len(hidden), self.weight.shape[0]
-        if rows == 0 or rows * self.weight.numel() < MIN_PRODUCT:
+        if rows == 0 or rows * self.weight.numel() < MIN_PRODUCT and self.weight.numel() < MIN_WEIGHT:
             return None
         step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / 127
         quantized = torch.round(hidden / step)
