@@ -1,0 +1,21 @@
+import sys, time, torch, warnings, gzip, json, hashlib
+warnings.simplefilter("ignore")
+import zhen
+from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
+torch.set_num_threads(2)
+path = sys.argv[1]
+m = ZhenForConditionalGeneration.from_pretrained(path).eval()
+tok = ZhenTokenizerFast.from_pretrained(path)
+rows = [json.loads(l) for l, _ in zip(gzip.open("/work/shared/data/tatoeba/valid.jsonl.gz", "rt"), range(48))]
+out = {}
+for beams in (1, 4):
+    for src, tgt in (("en", "zh"), ("zh", "en")):
+        texts = [r[src] for r in rows]
+        for t in texts[:4]: zhen.translate(t, m, tok, src_lang=src, tgt_lang=tgt, num_beams=beams)
+        best = 1e9
+        for _ in range(2):
+            t0 = time.perf_counter()
+            res = [zhen.translate(t, m, tok, src_lang=src, tgt_lang=tgt, num_beams=beams) for t in texts]
+            best = min(best, (time.perf_counter() - t0) / len(texts) * 1000)
+        out[f"{src}-{tgt} b{beams}"] = (round(best, 2), hashlib.md5("\n".join(res).encode()).hexdigest()[:8])
+print(json.dumps(out))
