@@ -84,6 +84,39 @@ def test_ties_go_to_the_first_token_and_banned_tokens_are_never_chosen():
     assert banned not in tokens.tolist() and torch.equal(tokens, full_argmax(linear, hidden, banned))
 
 
+@pytest.mark.parametrize("bias", [False, True])
+@torch.inference_mode()
+def test_one_row_is_screened_as_in_a_batch(bias):
+    """A step of one sentence takes its own path (`one_row`): the same tokens as the batch's path and the full
+    product, ties to the first token, banned tokens never, declines where it cannot tell."""
+    linear = head(CHUNK * 37 + 5, 24, bias)
+    screen = ScreenedArgmax(linear)
+    hidden = torch.cat([peaked_hidden(linear, 24), torch.randn(8, 24, generator=torch.Generator().manual_seed(3))])
+    for banned in (None, int(full_argmax(linear, hidden[:1])[0])):
+        batch = screen(hidden, banned)
+        for i in range(len(hidden)):
+            one = screen(hidden[i : i + 1], banned)
+            expected = full_argmax(linear, hidden[i : i + 1], banned)
+            assert (one is None or torch.equal(one, expected)) and (batch is None or batch[i] == expected), i
+            many = screen.many_rows(hidden[i : i + 1], banned)
+            assert one is None or many is None or torch.equal(one, many), i
+            assert one is not None or i >= 24  # peaked rows are always answered
+    tied = head(512, 32, bias)
+    with torch.no_grad():
+        tied.weight[300] = tied.weight[7]
+        if bias:
+            tied.bias[300] = tied.bias[7]
+    assert ScreenedArgmax(tied)(tied.weight.detach()[[7]] * 40).tolist() == [7]
+    assert ScreenedArgmax(tied)(tied.weight.detach()[[7]] * 40, banned=7).tolist() == [300]
+    flat = head(4096, 64, bias)  # untrained: many near rivals, where only the bound keeps the argmax a candidate
+    rows = torch.nn.functional.layer_norm(torch.randn(64, 64, generator=torch.Generator().manual_seed(2)), (64,))
+    answers = [ScreenedArgmax(flat)(rows[i : i + 1]) for i in range(len(rows))]
+    assert all(a is None or torch.equal(a, full_argmax(flat, rows[i : i + 1])) for i, a in enumerate(answers))
+    assert screen(torch.full((1, 24), torch.nan)) is None
+    assert ScreenedArgmax(head(CHUNK * 100, 64))(torch.zeros(1, 64)) is None  # every token a candidate
+    assert ScreenedArgmax(head(CHUNK * 10, 64))(torch.zeros(1, 64)).tolist() == [0]
+
+
 def tiny_model(seed=0, vocab_size=3000) -> ZhenForConditionalGeneration:
     torch.manual_seed(seed)
     return ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=vocab_size)).eval()

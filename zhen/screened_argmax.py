@@ -57,9 +57,14 @@ class ScreenedArgmax:
     def __call__(self, hidden: torch.Tensor, banned: int | None = None) -> torch.LongTensor | None:
         """The argmax token of each row of `hidden` (`(rows, d_model)` float32), never `banned`; None where the screen
         leaves too many candidates, or the product is too small for the screen to pay (compute it in full instead)."""
-        rows, vocab = len(hidden), self.weight.shape[0]
+        rows = len(hidden)
         if rows == 0 or rows * self.weight.numel() < MIN_PRODUCT and self.weight.numel() < MIN_WEIGHT:
             return None
+        return self.one_row(hidden[0], banned) if rows == 1 else self.many_rows(hidden, banned)
+
+    def many_rows(self, hidden: torch.Tensor, banned: int | None) -> torch.LongTensor | None:
+        """The screen of each row of `hidden`, `(rows,)`, or None where a row has too many candidates."""
+        rows, vocab = len(hidden), self.weight.shape[0]
         step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / 127
         quantized = torch.round(hidden / step)
         unit = step * self.scale  # what one unit of the int8 product's sums is worth, per row
@@ -89,6 +94,36 @@ class ScreenedArgmax:
         first = torch.full((rows,), vocab, device=hidden.device)
         first = first.scatter_reduce(0, row_of[is_best], token[is_best], "amin")
         return None if bool((first == vocab).any()) else first
+
+    def one_row(self, row: torch.Tensor, banned: int | None) -> torch.LongTensor | None:
+        """The screen of one row (a step of one sentence), `(1,)` or None: [`many_rows`]'s bound on Python floats and
+        its candidates picked without the scatters that sort them by row, in half the operations, whose cost is most
+        of a one-row screen's."""
+        magnitude = row.abs()
+        l1 = float(magnitude.sum())
+        step = max(float(magnitude.max()), torch.finfo(torch.float32).tiny) / 127
+        quantized = torch.round(row / step)
+        unit = step * self.scale
+        estimate = torch._int_mm(quantized.to(torch.int8)[None], self.int8_weight)[0]
+        if self.bias is not None:
+            estimate = estimate + self.bias / unit
+        if banned is not None:
+            estimate[banned] = LOWEST if estimate.dtype == torch.int32 else -torch.inf
+        weight_error = min(l1 * self.scale / 2, float(row.norm()) * self.max_error_l2)
+        hidden_error = min(step * self.half_max_l1, float((row - quantized * step).norm()) * self.max_l2)
+        margin = (2 * SLACK * (weight_error + hidden_error) + 1e-5 * l1 * self.max_weight) / unit
+        blocks = _blocks(estimate[None])[0]
+        block_best = blocks.amax(-1)
+        floor = float(block_best.max()) - margin
+        kept = (block_best >= floor).nonzero()[:, 0]
+        if not 0 < len(kept) <= MAX_CANDIDATE_BLOCKS:
+            return None
+        block, position = (blocks[kept] >= floor).nonzero(as_tuple=True)
+        token = kept[block] * CHUNK + position
+        logits = (row * self.weight[token]).sum(-1)
+        if self.bias is not None:
+            logits += self.bias[token]
+        return token[logits.argmax()].view(1)  # tokens ascend: the first of equal logits, as `argmax`
 
 
 def _blocks(estimate: torch.Tensor) -> torch.Tensor:
