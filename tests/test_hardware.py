@@ -112,9 +112,10 @@ def test_bf16_is_measured_where_pytorch_reports_no_cpu_flags(monkeypatch, bf16_s
         hardware.detected.cache_clear()
 
 
-@pytest.mark.parametrize("mkl_seconds,packing", [(0.5, "mkl"), (2.0, "onednn")])
+@pytest.mark.parametrize("mkl_seconds,packing", [(0.5, "mkl"), (0.95, "onednn"), (2.0, "onednn")])
 def test_the_faster_packing_of_float32_weights_is_measured_where_pytorch_has_both(monkeypatch, mkl_seconds, packing):
-    """MKL's packing multiplies decoding's float32 products faster on Intel Xeons, oneDNN's on AMD EPYCs: measured."""
+    """MKL's packing multiplies decoding's float32 products faster on Intel Xeons, oneDNN's on AMD EPYCs: measured,
+    MKL chosen only where clearly faster (close timings would flip the choice from run to run)."""
     monkeypatch.setattr(hardware, "packed_product_seconds", lambda *shape, repeats=5: (mkl_seconds, 1.0))
     hardware.detected.cache_clear()
     try:

@@ -6,6 +6,7 @@ import signal
 import time
 
 import pytest
+import torch
 
 from zhen import translate
 from zhen.commands import translate as command
@@ -73,3 +74,28 @@ def test_a_worker_that_dies_stops_the_translation_with_the_fix(tiny_checkpoint):
         time.sleep(0.5)  # the pool's manager thread sees it gone
         with pytest.raises(RuntimeError, match="worker process ended unexpectedly.*without --workers"):
             workers.translate_lines(["Hello."] * 4, tgt_lang="zh")
+
+
+@pytest.mark.parametrize("packing", ["mkl", "onednn"])
+def test_a_worker_packs_float32_weights_as_its_parent_chose(tiny_checkpoint, packing, monkeypatch):
+    """Each process measures which library packs float32 weights faster; a worker takes its parent's choice, so that
+    every worker translates as the parent would."""
+    from zhen import hardware, translation_workers
+    from zhen.fast_generation import PackedLinear
+
+    if "off" in (hardware.detected().mkl_packing, hardware.detected().onednn_packing):
+        pytest.skip("this PyTorch build lacks MKL or oneDNN")
+    monkeypatch.setattr(translation_workers, "_WORKER", translation_workers.types.SimpleNamespace(error=None))
+    monkeypatch.setattr(translation_workers.signal, "signal", lambda *args: None)  # as the worker: not this process
+    monkeypatch.setattr(translation_workers.logging, "disable_progress_bar", lambda: None)
+    threads = torch.get_num_threads()
+    try:
+        with hardware.forced(cpu_bf16="emulated"):
+            translation_workers._start_worker(str(tiny_checkpoint), None, 1, False, packing)
+        worker = translation_workers._WORKER
+        assert worker.error is None and worker.session.weights == "packed"
+        packed = [m for m in worker.model.modules() if isinstance(m, PackedLinear)]
+        assert packed and all((m.mkl is not None) == (packing == "mkl") for m in packed)
+        worker.session.__exit__()
+    finally:
+        torch.set_num_threads(threads)

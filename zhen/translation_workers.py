@@ -20,6 +20,7 @@ from concurrent.futures.process import BrokenProcessPool
 import torch
 from transformers.utils import logging
 
+from . import hardware
 from .fast_generation import FastDecoder
 from .translation import DEFAULT_BATCH_SIZE, load_model_and_tokenizer, translate
 
@@ -40,7 +41,8 @@ class TranslationWorkers:
         threads = threads or max(1, torch.get_num_threads() // count)
         self.pool = ProcessPoolExecutor(
             count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
-            initargs=(str(model), None if tokenizer is None else str(tokenizer), threads, int8),
+            initargs=(str(model), None if tokenizer is None else str(tokenizer), threads, int8,
+                      hardware.current().float32_packing),
         )  # fmt: skip
 
     def __enter__(self) -> "TranslationWorkers":
@@ -92,13 +94,16 @@ def batches_longest_first(texts: list[str], batch_size: int) -> tuple[list[list[
     return indices, [[texts[i] for i in batch] for batch in indices]
 
 
-def _start_worker(model: str, tokenizer: str | None, threads: int, int8: bool):
+def _start_worker(model: str, tokenizer: str | None, threads: int, int8: bool, float32_packing: str):
+    """Load the model and open the worker's session, its float32 weights packed as the parent's would be (the parent
+    measured which library packs faster: every worker translates as the parent would)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the parent, which ends the workers
     torch.set_num_threads(threads)
     logging.disable_progress_bar()
     try:
         _WORKER.model, _WORKER.tokenizer = load_model_and_tokenizer(model, tokenizer, device="cpu", int8=int8)
-        _WORKER.session = FastDecoder(_WORKER.model).__enter__()
+        with hardware.forced(float32_packing=float32_packing):
+            _WORKER.session = FastDecoder(_WORKER.model).__enter__()
     except Exception as error:  # raised with the first batch, in the parent
         _WORKER.error = error
 
