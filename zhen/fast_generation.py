@@ -1170,7 +1170,7 @@ def inline_layers_work(model) -> bool:
     if module._global_forward_hooks or module._global_forward_pre_hooks:
         return False
     decoder = model.get_decoder()
-    return not decoder.training and not any(m._forward_hooks or m._forward_pre_hooks for m in decoder.modules())
+    return not decoder.training and not any(m._forward_hooks or m._forward_pre_hooks for m in submodules(decoder))
 
 
 class StaticDecoderSteps(DecoderSteps):

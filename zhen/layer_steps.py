@@ -193,7 +193,7 @@ class MklProduct(Product):
 
     def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
         y = torch.ops.mkl._mkl_linear(x, self.packed, self.weight, self.bias, x.numel() // x.size(-1))
-        return y.relu() if relu else y
+        return y.relu_() if relu else y  # in place: the product's own output
 
 
 class Int8Product(Product):
