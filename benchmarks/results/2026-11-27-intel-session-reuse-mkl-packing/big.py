@@ -1,13 +1,8 @@
 import time, torch, sys
+from probes import best_us
 torch.set_num_threads(int(sys.argv[1]))
 def t(f, n=10):
-    for _ in range(2): f()
-    best = 1e9
-    for _ in range(3):
-        a = time.perf_counter()
-        for _ in range(n): f()
-        best = min(best, (time.perf_counter() - a) / n * 1e6)
-    return best
+    return best_us(f, n)
 with torch.inference_mode():
     for o, k in [(2048, 512), (512, 2048), (1536, 512), (1024, 256)]:
         w = torch.randn(o, k); b = torch.randn(o)

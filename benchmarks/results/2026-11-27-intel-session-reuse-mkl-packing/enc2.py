@@ -1,4 +1,5 @@
 import sys, time, torch, warnings
+import probes
 warnings.simplefilter("ignore")
 from zhen import ZhenForConditionalGeneration
 from zhen.fast_generation import FastDecoder
@@ -8,9 +9,7 @@ ids = torch.randint(10, 1000, (1, 12)); mask = torch.ones_like(ids)
 enc = m.get_encoder()
 acc = {}
 def timed(name, f):
-    def g(*a, **k):
-        t = time.perf_counter(); r = f(*a, **k); acc[name] = acc.get(name, 0) + time.perf_counter() - t; return r
-    return g
+    return probes.timed(acc, name, f)
 with torch.inference_mode(), FastDecoder(m) as d:
     layer_fwd = type(enc.layers[0]).forward
     type(enc.layers[0]).forward = timed("layers", layer_fwd)

@@ -1,13 +1,8 @@
 import time, torch
+from probes import best_us
 torch.set_num_threads(2)
 def t(f, n=2000):
-    for _ in range(10): f()
-    best = 1e9
-    for _ in range(3):
-        a = time.perf_counter()
-        for _ in range(n): f()
-        best = min(best, (time.perf_counter() - a) / n * 1e6)
-    return best
+    return best_us(f, n)
 w = torch.randn(1024, 256); b = torch.randn(1024)
 with torch.inference_mode():
     p64 = torch.ops.mkl._mkl_reorder_linear_weight(w, 64)

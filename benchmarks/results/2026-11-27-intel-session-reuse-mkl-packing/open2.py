@@ -1,4 +1,5 @@
 import sys, time, torch, warnings
+import probes
 warnings.simplefilter("ignore")
 from zhen import ZhenForConditionalGeneration
 from zhen.fast_generation import FastDecoder, WeightStamp
@@ -7,9 +8,7 @@ torch.set_num_threads(2)
 m = ZhenForConditionalGeneration.from_pretrained(sys.argv[1]).eval()
 acc = {}
 def timed(name, f):
-    def g(*a, **k):
-        t = time.perf_counter(); r = f(*a, **k); acc[name] = acc.get(name, 0) + time.perf_counter() - t; return r
-    return g
+    return probes.timed(acc, name, f)
 FD = fg.FastDecoder
 for n in ["swap_in_lean_modules", "swap_in_session_linears", "__exit__", "__enter__", "layer_steps"]:
     setattr(FD, n, timed(n, getattr(FD, n)))

@@ -1,4 +1,5 @@
 import sys, time, torch, warnings, gzip, json
+import probes
 warnings.simplefilter("ignore")
 import zhen, zhen.fast_generation as fg, zhen.translation as tr, zhen.layer_steps as ls
 from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
@@ -9,9 +10,7 @@ tok = ZhenTokenizerFast.from_pretrained(path)
 texts = [json.loads(l)["en"] for l, _ in zip(gzip.open("/work/shared/data/tatoeba/valid.jsonl.gz", "rt"), range(32))]
 acc = {}
 def timed(name, f):
-    def g(*a, **k):
-        t = time.perf_counter(); r = f(*a, **k); acc[name] = acc.get(name, 0) + time.perf_counter() - t; return r
-    return g
+    return probes.timed(acc, name, f)
 FD = fg.FastDecoder
 for name in ["__enter__", "__exit__", "layer_steps", "encode", "generate"]:
     setattr(FD, name, timed(name, getattr(FD, name)))

@@ -1,4 +1,5 @@
 import sys, time, torch, warnings, gzip, json
+from probes import best_us
 warnings.simplefilter("ignore")
 import zhen, zhen.screened_argmax as sa
 from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
@@ -21,10 +22,7 @@ sa.MIN_PRODUCT = 0
 s = sa.ScreenedArgmax(m.lm_head)
 W = m.lm_head.weight
 def t(f, n=300):
-    for _ in range(20): f()
-    a = time.perf_counter()
-    for _ in range(n): f()
-    return (time.perf_counter() - a) / n * 1e6
+    return best_us(f, n)
 with torch.inference_mode():
     x = hs[5]
     print("screen ok", s(x) is not None, "agree", [int(s(y)) == int(argmax(torch.nn.functional.linear(y, W))) for y in hs[:10]])

@@ -1,14 +1,9 @@
 import time, torch, sys
+from probes import best_us
 torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
 shapes = [(256, 768), (256, 256), (256, 1024), (1024, 256), (512, 1536), (512, 512), (512, 2048), (2048, 512)]
 def t(f, n):
-    for _ in range(10): f()
-    best = 1e9
-    for _ in range(3):
-        a = time.perf_counter()
-        for _ in range(n): f()
-        best = min(best, (time.perf_counter() - a) / n * 1e6)
-    return best
+    return best_us(f, n)
 print("in->out rows: onednn / linear / mkl-packed (us)")
 with torch.inference_mode():
     for k, o in shapes:

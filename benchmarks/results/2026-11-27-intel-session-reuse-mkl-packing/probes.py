@@ -1,0 +1,28 @@
+"""What the probes of this folder share: a product's best time, and timers around functions."""
+
+import time
+
+
+def best_us(f, n: int, warmup: int = 5, rounds: int = 3) -> float:
+    """The best of `rounds` mean times of `n` calls of `f`, in microseconds, after `warmup` calls."""
+    for _ in range(warmup):
+        f()
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for _ in range(n):
+            f()
+        best = min(best, (time.perf_counter() - start) / n * 1e6)
+    return best
+
+
+def timed(totals: dict, name: str, f):
+    """`f`, adding the seconds each call takes to `totals[name]`."""
+
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        result = f(*args, **kwargs)
+        totals[name] = totals.get(name, 0) + time.perf_counter() - start
+        return result
+
+    return wrapper
