@@ -1,12 +1,7 @@
-import sys, time, torch, warnings, gzip, json, hashlib
-warnings.simplefilter("ignore")
+import sys, time, hashlib
 import zhen, zhen.screened_argmax as sa
-from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
-torch.set_num_threads(2)
-path = sys.argv[1]
-m = ZhenForConditionalGeneration.from_pretrained(path).eval()
-tok = ZhenTokenizerFast.from_pretrained(path)
-rows = [json.loads(l) for l, _ in zip(gzip.open("/work/shared/data/tatoeba/valid.jsonl.gz", "rt"), range(48))]
+from probes import checkpoint_and_pairs
+m, tok, rows = checkpoint_and_pairs(sys.argv[1])
 default = sa.MIN_WEIGHT
 for src, tgt in (("en", "zh"), ("zh", "en")):
     texts = [r[src] for r in rows]

@@ -26,3 +26,22 @@ def timed(totals: dict, name: str, f):
         return result
 
     return wrapper
+
+
+def checkpoint_and_pairs(path: str, pairs: int = 48):
+    """The model and tokenizer saved at `path` (eval mode, 2 PyTorch threads) and the first `pairs` Tatoeba validation
+    pairs (`../shared/data`), as the one-text-a-call probes use them."""
+    import gzip
+    import json
+    import warnings
+
+    import torch
+
+    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
+
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(2)
+    model = ZhenForConditionalGeneration.from_pretrained(path).eval()
+    with gzip.open("/work/shared/data/tatoeba/valid.jsonl.gz", "rt") as lines:
+        rows = [json.loads(line) for line, _ in zip(lines, range(pairs))]
+    return model, ZhenTokenizerFast.from_pretrained(path), rows
