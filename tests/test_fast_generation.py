@@ -1236,3 +1236,66 @@ def test_a_second_session_in_the_same_thread_raises_instead_of_waiting_forever()
     assert not thread.is_alive(), "the second session waited for the first"
     assert outcome and "already open in this thread" in outcome[0]
     assert generate(model, input_ids, attention_mask, max_new_tokens=3).shape[0] == len(input_ids)  # lock released
+
+
+ENCODER_SESSIONS = {"plain": ("plain", {}), "packed": ("packed", dict(float32_packing="onednn")),
+                    "packed-mkl": ("packed", dict(float32_packing="mkl")), "int8": ("plain", {})}  # fmt: skip
+
+
+@pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
+@pytest.mark.parametrize("session", sorted(ENCODER_SESSIONS))
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+@pytest.mark.parametrize("script", [True, False])
+@torch.inference_mode()
+def test_the_encoders_program_computes_exactly_what_its_forwards_compute(
+    position_embedding_type, normalize_before, session, attention, script
+):
+    """Sentences without padding (one text a call) are encoded by the encoder's layers as one program: bit for bit
+    the layers' forwards, compiled and in Python, for every position type, norm placement, attention implementation
+    and session weights (GELU in the RoPE variants)."""
+    from zhen.quantization import quantize_dynamic
+
+    activation = "gelu" if position_embedding_type == "rope" else "relu"
+    model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before,
+                       activation_function=activation, attn_implementation=attention)  # fmt: skip
+    weights, machine = ENCODER_SESSIONS[session]
+    if session == "int8":
+        model = quantize_dynamic(model)
+    input_ids = torch.randint(6, 600, (3, 11), generator=torch.Generator().manual_seed(0))
+    mask = torch.ones_like(input_ids)
+    with hardware.forced(**machine), FastDecoder(model, weights=weights, script_layers=script) as decoder:
+        steps = decoder.encoder_steps(input_ids.device)
+        assert isinstance(steps, torch.jit.ScriptModule if script else layer_steps.EncoderSteps)
+        program = decoder.encode(input_ids, mask)
+        decoder.inline_layers = False  # the layers' forwards
+        assert decoder.encoder_steps(input_ids.device) is None
+        assert torch.equal(program, decoder.encode(input_ids, mask))
+
+
+def test_the_encoders_forwards_run_where_the_program_would_leave_something_out(monkeypatch):
+    """Padding (the packed or masked encoder), a forward hook, training mode, autocast: the layers' forwards. A later
+    session of the same model runs the same program."""
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    unpadded = input_ids[:, :4]
+    calls = []
+    with FastDecoder(model) as decoder:
+        program = decoder.encoder_steps(input_ids.device)
+        assert program is not None
+        hook = model.get_encoder().layers[0].register_forward_hook(lambda *args: calls.append(1))
+        decoder.programs.clear()
+        assert decoder.encoder_steps(input_ids.device) is None
+        decoder.encode(unpadded, torch.ones_like(unpadded))
+        assert calls
+        hook.remove()
+        decoder.programs.clear()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            assert decoder.encoder_steps(input_ids.device) is None
+    with FastDecoder(model) as decoder:
+        assert decoder.encoder_steps(input_ids.device) is program
+        monkeypatch.setattr(FastDecoder, "encoder_steps", lambda *args: pytest.fail("asked for a padded batch"))
+        decoder.encode(input_ids, attention_mask)  # padded: never the program
+        monkeypatch.undo()
+    model.get_encoder().train()
+    with FastDecoder(model) as decoder:
+        assert decoder.encoder_steps(input_ids.device) is None

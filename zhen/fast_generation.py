@@ -42,6 +42,7 @@ On a model quantized with `zhen.quantization.quantize_dynamic` it is the fast in
 """
 
 import contextlib
+import functools
 import math
 import sys
 import threading
@@ -59,9 +60,11 @@ from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import (
     DecoderLayerSteps,
+    EncoderSteps,
     RowIndex,
     attend,
     attend_history,
+    encoder_steps,
     kept_steps,
     rows_fit,
     submodules,
@@ -175,7 +178,7 @@ class FastDecoder:
         self.script_layers = script_layers
         self.keep_copies = keep_copies
         self.screen_argmax = model.device.type == "cpu" and (screen_works() if screen_argmax is None else screen_argmax)
-        self.programs: dict[bool, DecoderLayerSteps | None] = {}  # the session's layer steps, by whether scripted
+        self.programs: dict = {}  # the session's layer programs: the decoder's by whether scripted, the encoder's
         self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
@@ -209,8 +212,9 @@ class FastDecoder:
             _put(parent, name, original)
         self.swapped.clear()
         self.workspaces.clear()
-        if not self.keep_copies:  # the kept program holds the session's copies: let them go with it
+        if not self.keep_copies:  # the kept programs hold the session's copies: let them go with them
             release_program(self.model)
+            release_program(self.model.get_encoder())
         self.programs.clear()
         if hasattr(self, "attn_implementation"):
             self.model.config._attn_implementation_internal = self.attn_implementation
@@ -394,11 +398,40 @@ class FastDecoder:
         into one row ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
         if not hardware.packing_pays(input_ids.device) or attention_mask.all():
+            steps = self.encoder_steps(input_ids.device) if bool(attention_mask.all()) else None
+            if steps is not None:
+                positions = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
+                hidden_states, position_embeddings = encoder.embed(input_ids, None, positions)
+                cos, sin = position_embeddings or (None, None)
+                with contextlib.nullcontext() if type(steps) is EncoderSteps else torch.jit.optimized_execution(False):
+                    return steps(hidden_states, cos, sin)
             with self.encoding_with(self.attn_implementation):
                 return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         packed = pack_sources(input_ids, attention_mask)
         with self.encoding_with(PACKED_ATTENTION):
             return unpack(encoder(**packed).last_hidden_state, attention_mask)
+
+    def encoder_steps(self, device: torch.device) -> "EncoderSteps | None":
+        """The encoder's layers as one program over this session's modules ([`zhen.layer_steps.EncoderSteps`]) for
+        sentences without padding (one text a call), compiled as the decoder's are; None where the layers' forwards
+        run (as for the decoder: [`inline_layers_work`]; on a GPU; under autocast; attention other than SDPA or
+        eager)."""
+        encoder = self.model.get_encoder()
+        if (
+            device.type != "cpu"
+            or not self.inline_layers
+            or torch.is_autocast_enabled(device.type)
+            or self.attn_implementation not in ("sdpa", "eager")
+            or not inline_layers_work(self.model, encoder)
+        ):
+            return None
+        sdpa = self.attn_implementation == "sdpa"
+        key = ("encoder", self.script_layers, sdpa)
+        with self.programs_lock:
+            if key not in self.programs:
+                build = functools.partial(encoder_steps, sdpa=sdpa)
+                self.programs[key] = kept_steps(encoder, encoder, self.script_layers, build, variant=sdpa)
+            return self.programs[key]
 
     @contextlib.contextmanager
     def encoding_with(self, implementation: str):
@@ -515,6 +548,7 @@ def forget_session_copies(model: nn.Module):
     with _COPIES_LOCK:
         _COPIES.pop(model, None)
     release_program(model)
+    release_program(model.get_encoder())
 
 
 class WeightStamp:
@@ -1162,15 +1196,15 @@ class DecoderSteps:
         self.rows = len(rows)
 
 
-def inline_layers_work(model) -> bool:
-    """Whether the decoder's layers may run as one program ([`zhen.layer_steps.DecoderLayerSteps`]) that computes what
-    their forwards compute: in eval mode (it leaves out dropout), with no forward hooks (which only module calls
-    run)."""
+def inline_layers_work(model, stack: nn.Module | None = None) -> bool:
+    """Whether the layers of `stack` (by default the decoder) may run as one program ([`zhen.layer_steps`]) that
+    computes what their forwards compute: in eval mode (it leaves out dropout), with no forward hooks (which only
+    module calls run)."""
     module = torch.nn.modules.module
     if module._global_forward_hooks or module._global_forward_pre_hooks:
         return False
-    decoder = model.get_decoder()
-    return not decoder.training and not any(m._forward_hooks or m._forward_pre_hooks for m in submodules(decoder))
+    stack = model.get_decoder() if stack is None else stack
+    return not stack.training and not any(m._forward_hooks or m._forward_pre_hooks for m in submodules(stack))
 
 
 class StaticDecoderSteps(DecoderSteps):

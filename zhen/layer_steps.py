@@ -336,6 +336,66 @@ class DecoderLayerSteps(nn.Module):
         return self.layer_norm(hidden_states)[:, 0]
 
 
+class EncoderLayerStep(nn.Module):
+    """One `ZhenEncoderLayer`'s forward over sentences without padding (no mask): self-attention through SDPA or as
+    `eager_attention_forward` computes it (`sdpa`), then feed-forward, each a residual branch, pre- or post-norm."""
+
+    normalize_before: Final[bool]
+    heads: Final[int]
+    scaling: Final[float]
+    sdpa: Final[bool]
+
+    def __init__(self, layer: nn.Module, products: dict, sdpa: bool):
+        super().__init__()
+        self.normalize_before, self.sdpa = layer.normalize_before, sdpa
+        self.heads, self.scaling = layer.self_attn.num_heads, layer.self_attn.scaling
+        self.self_attn_layer_norm, self.final_layer_norm = layer.self_attn_layer_norm, layer.final_layer_norm
+        self.qkv_proj, self.out_proj = products[layer.self_attn.qkv_proj], products[layer.self_attn.out_proj]
+        self.mlp = products[layer.mlp]
+
+    def forward(self, hidden_states: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None) -> torch.Tensor:
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+        batch, length = hidden_states.shape[0], hidden_states.shape[1]
+        projected = self.qkv_proj.project(hidden_states).view(batch, length, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        query, key, value = projected[0], projected[1], projected[2]
+        if cos is not None and sin is not None:
+            query, key = apply_rotary_pos_emb(query, key, cos, sin)
+        if self.sdpa:
+            output = nn.functional.scaled_dot_product_attention(query, key, value, scale=self.scaling)
+        else:
+            scores = torch.matmul(query, key.transpose(2, 3)) * self.scaling
+            output = torch.matmul(nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype), value)
+        output = output.transpose(1, 2).contiguous().reshape(batch, length, -1).contiguous()
+        hidden_states = residual + self.out_proj.project(output)
+        if not self.normalize_before:
+            hidden_states = self.self_attn_layer_norm(hidden_states)
+
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        hidden_states = residual + self.mlp(hidden_states)
+        if not self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        return hidden_states
+
+
+class EncoderSteps(nn.Module):
+    """Every encoder layer ([`EncoderLayerStep`]) and the encoder's final norm, from the embedded sentences `(batch,
+    length, d_model)` (and RoPE's `cos`, `sin`, or None) to the encoder's output."""
+
+    def __init__(self, encoder: nn.Module, products: dict, sdpa: bool):
+        super().__init__()
+        self.layers = nn.ModuleList(EncoderLayerStep(layer, products, sdpa) for layer in encoder.layers)
+        self.layer_norm = encoder.layer_norm
+
+    def forward(self, hidden_states: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None) -> torch.Tensor:
+        for layer in self.layers:
+            hidden_states = layer(hidden_states, cos, sin)
+        return self.layer_norm(hidden_states)
+
+
 def product_of(module: nn.Module) -> nn.Module | None:
     """The [`Product`] (or, for a feed-forward block, [`FeedForward`]) that computes what `module`, one of a decoder
     layer's projections or its MLP as a decoding session has them, computes in a step; None for a kind it does not
@@ -396,19 +456,36 @@ def decoder_layer_steps(decoder: nn.Module) -> DecoderLayerSteps | None:
     return DecoderLayerSteps(decoder, products)
 
 
-def kept_steps(decoder: nn.Module, owner: nn.Module, script: bool) -> nn.Module | None:
-    """[`decoder_layer_steps`] of `decoder` as a session of `owner` (the model) has it, compiled with `script`
-    ([`scripted`]); the very steps of the model's last session where that session's decoder was made of the same
-    modules holding the same weights ([`sources`]): building and binding them again costs more than a step."""
-    found = sources(decoder)
+def encoder_steps(encoder: nn.Module, sdpa: bool) -> EncoderSteps | None:
+    """[`EncoderSteps`] of `encoder` as a session has it, or None where a layer holds a module of a kind
+    [`product_of`] does not know, or a norm that is not an `nn.LayerNorm`."""
+    products = {}
+    for layer in encoder.layers:
+        if any(type(norm) is not nn.LayerNorm for norm in (layer.self_attn_layer_norm, layer.final_layer_norm)):
+            return None
+        for module in (layer.self_attn.qkv_proj, layer.self_attn.out_proj, layer.mlp):
+            products[module] = product_of(module)
+            if products[module] is None:
+                return None
+    if type(encoder.layer_norm) not in (nn.LayerNorm, nn.Identity):
+        return None
+    return EncoderSteps(encoder, products, sdpa)
+
+
+def kept_steps(stack: nn.Module, owner: nn.Module, script: bool, build=None, variant=None) -> nn.Module | None:
+    """`build(stack)` ([`decoder_layer_steps`] by default) as a session of the model has it, compiled with `script`
+    ([`scripted`], the program kept for `owner`); the very steps of the last session where that session's `stack` was
+    made of the same modules holding the same weights ([`sources`]) and `variant` was the same: building and binding
+    them again costs more than a step."""
+    found = sources(stack)
     kept = _BUILT.setdefault(owner, {})
-    last = kept.get(script)
+    last = kept.get((script, variant))
     if last is not None and len(last[0]) == len(found) and all(a is b for a, b in zip(last[0], found)):
         return last[1]
-    steps = decoder_layer_steps(decoder)
+    steps = (build or decoder_layer_steps)(stack)
     if script and steps is not None:
         steps = scripted(steps, owner)
-    kept[script] = found, steps
+    kept[(script, variant)] = found, steps
     return steps
 
 
@@ -462,7 +539,7 @@ def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
 _SCRIPTING_FAILED = False  # a failed compilation leaves TorchScript's types half-defined: later ones fail too
 _KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple, torch.jit.ScriptModule]]" = weakref.WeakKeyDictionary()
 # The layer steps of a model's last session, scripted or not: what they were built from ([`sources`]), and they.
-_BUILT: "weakref.WeakKeyDictionary[nn.Module, dict[bool, tuple[list, nn.Module | None]]]" = weakref.WeakKeyDictionary()
+_BUILT: "weakref.WeakKeyDictionary[nn.Module, dict[tuple, tuple[list, nn.Module | None]]]" = weakref.WeakKeyDictionary()
 
 
 def structure(steps: DecoderLayerSteps) -> tuple:
