@@ -1,5 +1,6 @@
 # Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
-"""The decoder's layers for one decoding step on a CPU, as one program TorchScript can run: [`DecoderLayerSteps`].
+"""The decoder's layers for one decoding step on a CPU, as one program TorchScript can run: [`DecoderLayerSteps`];
+the encoder's likewise for sentences without padding: [`EncoderSteps`].
 
 A decoding step of a few rows at the widths people train on a CPU (`d_model` 256) costs what issuing its ~170
 operations costs, and the threads of a session that decode batches at once (`FastDecoder.map`) issue them through one
@@ -9,7 +10,8 @@ cache): the same operations in the same order, so the same numbers, with the ses
 of their kind ([`product_of`]). [`scripted`] compiles it, once per model: TorchScript's interpreter runs the whole
 stack of layers in one call and without the GIL, so threads decoding at once run their steps side by side. Where
 TorchScript is not available, the same module runs in Python, still without the ~20 module calls and keyword
-arguments a layer's forward makes.
+arguments a layer's forward makes. [`EncoderSteps`] does the same for the encoder of sentences without padding (one
+text a call), whose layers' forwards otherwise cost more than their products at a dozen tokens.
 """
 
 import warnings
