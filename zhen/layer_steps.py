@@ -248,7 +248,21 @@ def split_heads(projected: torch.Tensor, parts: int, heads: int) -> torch.Tensor
     return projected.view(rows, length, parts, heads, -1).permute(2, 0, 3, 1, 4)
 
 
-class LayerStep(nn.Module):
+class ResidualLayer(nn.Module):
+    """What a decoder layer's and an encoder layer's steps share: the feed-forward residual branch, pre- or post-norm
+    (`normalize_before`, `final_layer_norm` and `mlp` are the subclass's)."""
+
+    def feed_forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        residual = hidden_states
+        if self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        hidden_states = residual + self.mlp(hidden_states)
+        if not self.normalize_before:
+            hidden_states = self.final_layer_norm(hidden_states)
+        return hidden_states
+
+
+class LayerStep(ResidualLayer):
     """One `ZhenDecoderLayer`'s forward for a step: self-attention over the cache (the step's keys and values written
     at `position`), cross-attention over the source's keys and values, feed-forward; each a residual branch, pre- or
     post-norm as the layer."""
@@ -297,14 +311,7 @@ class LayerStep(nn.Module):
         hidden_states = residual + self.encoder_out_proj.project(self.merge_heads(output, hidden_states))
         if not self.normalize_before:
             hidden_states = self.encoder_attn_layer_norm(hidden_states)
-
-        residual = hidden_states
-        if self.normalize_before:
-            hidden_states = self.final_layer_norm(hidden_states)
-        hidden_states = residual + self.mlp(hidden_states)
-        if not self.normalize_before:
-            hidden_states = self.final_layer_norm(hidden_states)
-        return hidden_states
+        return self.feed_forward(hidden_states)
 
     def merge_heads(self, output: torch.Tensor, hidden_states: torch.Tensor) -> torch.Tensor:
         return output.reshape(hidden_states.shape[0], hidden_states.shape[1], -1).contiguous()
@@ -338,7 +345,7 @@ class DecoderLayerSteps(nn.Module):
         return self.layer_norm(hidden_states)[:, 0]
 
 
-class EncoderLayerStep(nn.Module):
+class EncoderLayerStep(ResidualLayer):
     """One `ZhenEncoderLayer`'s forward over sentences without padding (no mask): self-attention through SDPA or as
     `eager_attention_forward` computes it (`sdpa`), then feed-forward, each a residual branch, pre- or post-norm."""
 
@@ -373,14 +380,7 @@ class EncoderLayerStep(nn.Module):
         hidden_states = residual + self.out_proj.project(output)
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
-
-        residual = hidden_states
-        if self.normalize_before:
-            hidden_states = self.final_layer_norm(hidden_states)
-        hidden_states = residual + self.mlp(hidden_states)
-        if not self.normalize_before:
-            hidden_states = self.final_layer_norm(hidden_states)
-        return hidden_states
+        return self.feed_forward(hidden_states)
 
 
 class EncoderSteps(nn.Module):
