@@ -65,6 +65,7 @@ from .layer_steps import (
     attend,
     attend_history,
     encoder_steps,
+    interpreted,
     kept_steps,
     rows_fit,
     submodules,
@@ -252,10 +253,9 @@ class FastDecoder:
             if id(parent) in replaced:
                 continue
             for name, child in list(parent._modules.items()):
-                lean_int8 = _lean_int8_class(child)
                 if type(child) is nn.Dropout and not child.training:
                     replacement = _INERT
-                elif lean_int8 is not None:
+                elif (lean_int8 := _lean_int8_class(child)) is not None:
                     replacement = kept.get(child)
                     if replacement is None or not replacement.made_from(child):
                         replacement = lean_int8(child)
@@ -397,13 +397,14 @@ class FastDecoder:
         """The encoder's output `(batch, source_length, d_model)`; on a CPU computed on the real tokens alone, packed
         into one row ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
-        if not hardware.packing_pays(input_ids.device) or attention_mask.all():
-            steps = self.encoder_steps(input_ids.device) if bool(attention_mask.all()) else None
+        unpadded = bool(attention_mask.all())
+        if not hardware.packing_pays(input_ids.device) or unpadded:
+            steps = self.encoder_steps(input_ids.device) if unpadded else None
             if steps is not None:
                 positions = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
                 hidden_states, position_embeddings = encoder.embed(input_ids, None, positions)
                 cos, sin = position_embeddings or (None, None)
-                with contextlib.nullcontext() if type(steps) is EncoderSteps else torch.jit.optimized_execution(False):
+                with interpreted(steps):
                     return steps(hidden_states, cos, sin)
             with self.encoding_with(self.attn_implementation):
                 return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
@@ -1145,9 +1146,7 @@ class DecoderSteps:
         queries = self.rows // len(self.source_bias)
         columns, value_rows = cache.history(cache.position + 1)
         cos, sin = position_embeddings or (None, None)
-        in_python = type(self.layer_steps) is DecoderLayerSteps
-        # Compiled, under TorchScript's plain interpreter: its optimizing executor re-profiles at every new shape.
-        with contextlib.nullcontext() if in_python else torch.jit.optimized_execution(False):
+        with interpreted(self.layer_steps):
             return self.layer_steps(
                 hidden_states, cache.keys, cache.values, cache.position, cache.source_keys, cache.source_values,
                 self.source_bias, cos, sin, columns, value_rows, row_index(source.keys.transpose(-1, -2), queries),

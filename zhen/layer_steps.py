@@ -14,6 +14,7 @@ arguments a layer's forward makes. [`EncoderSteps`] does the same for the encode
 text a call), whose layers' forwards otherwise cost more than their products at a dozen tokens.
 """
 
+import contextlib
 import warnings
 import weakref
 from typing import Final
@@ -511,6 +512,15 @@ def submodules(root: nn.Module) -> list[nn.Module]:
                 seen.add(id(child))
                 found.append(child)
     return found
+
+
+def interpreted(program: nn.Module):
+    """The context `program` (layer steps, compiled or not) runs in: a compiled one under TorchScript's plain
+    interpreter, since its optimizing executor re-profiles at every new shape (a decoding step's cache grows every
+    step); one in Python as it is."""
+    if isinstance(program, torch.jit.ScriptModule):
+        return torch.jit.optimized_execution(False)
+    return contextlib.nullcontext()
 
 
 def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
