@@ -1112,6 +1112,45 @@ def test_the_compiled_program_runs_under_torchscripts_plain_interpreter(script_l
     assert settings == ([False] * 4 if script_layers else [])  # a step for each new token
 
 
+def test_the_compiled_programs_run_as_one_graph_with_their_module_calls_inlined():
+    """The decoder's and the encoder's programs are compiled with every module call inlined (no call frame per module
+    in the interpreter), and compute what the layers' forwards compute."""
+    model = tiny_model(vocab_size=40)
+    input_ids = torch.tensor([[7, 8, 9, 10, 11, 2]])  # one text: the encoder's program runs too
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=6, min_new_tokens=6)
+    with FastDecoder(model, inline_layers=False) as decoder:
+        expected = decoder.generate(input_ids, **kwargs)
+    with FastDecoder(model, script_layers=True) as decoder:
+        actual = decoder.generate(input_ids, **kwargs)
+        programs = [decoder.layer_steps(script=True), decoder.encoder_steps(input_ids.device)]
+    assert torch.equal(actual, expected)
+    for program in programs:
+        assert isinstance(program, torch.jit.ScriptModule) and "prim::CallMethod" not in str(program.graph)
+
+
+@pytest.mark.parametrize("pass_available", [True, False])
+def test_inlining_leaves_the_calls_where_this_pytorch_lacks_the_pass(pass_available, monkeypatch):
+    class Double(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return 2 * x
+
+    class Twice(torch.nn.Module):  # a class of this test's own: TorchScript shares a compiled class's graph
+        def __init__(self):
+            super().__init__()
+            self.inner = Double()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.inner(self.inner(x))
+
+    if not pass_available:
+        monkeypatch.delattr(torch._C, "_jit_pass_inline")
+    program = torch.jit.script(Twice())
+    assert "prim::CallMethod" in str(program.graph)
+    layer_steps.inline(program)
+    assert ("prim::CallMethod" in str(program.graph)) is not pass_available
+    assert torch.equal(program(torch.ones(2)), torch.full((2,), 4.0))
+
+
 def test_the_program_kept_for_a_model_goes_with_it():
     import gc
     import weakref

@@ -15,6 +15,7 @@ text a call), whose layers' forwards otherwise cost more than their products at 
 """
 
 import contextlib
+import threading
 import warnings
 import weakref
 from typing import Final
@@ -527,7 +528,8 @@ def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
     """`steps` compiled by TorchScript, or `steps` itself where TorchScript cannot compile it (a PyTorch without it):
     the same computation in Python; a failure is reported once and not tried again. Compiling takes tens of
     milliseconds, more than translating a sentence: the program compiled for `owner` (the model) is kept, and the
-    steps of its later sessions, where they have the same [`structure`], are bound into it instead ([`bind`])."""
+    steps of its later sessions, where they have the same [`structure`], are bound into it instead ([`bind`]). Its
+    module calls are inlined ([`inline`])."""
     global _SCRIPTING_FAILED
     if _SCRIPTING_FAILED:
         return steps
@@ -537,9 +539,10 @@ def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
         bind(kept[1], steps)
         return kept[1]
     try:
-        with warnings.catch_warnings():
+        with _COMPILING, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # torch.jit.script is deprecated in favour of torch.export (torch 2.13)
             program = torch.jit.script(steps)
+            inline(program)
     except Exception as error:  # noqa: BLE001 - whatever stops the compiler leaves the Python module, just as exact
         _SCRIPTING_FAILED = True
         warnings.warn(f"TorchScript cannot compile the decoder's steps ({error}); they run in Python.", stacklevel=2)
@@ -548,6 +551,18 @@ def scripted(steps: DecoderLayerSteps, owner: nn.Module) -> nn.Module:
     return program
 
 
+def inline(program: torch.jit.ScriptModule):
+    """Inline every module and function `program`'s forward calls into its graph, before its first run: the plain
+    interpreter ([`interpreted`]) then runs one graph, without a call frame per module call (a step of a few rows
+    makes ~100). The same operations in the same order; submodules' weights are still read through their attributes,
+    so [`bind`] works as before. The graph is its compiled class's, shared with every program of the same structure
+    (compiled later, they find it inlined). Where this PyTorch lacks the pass, the calls stay."""
+    inline_calls = getattr(torch._C, "_jit_pass_inline", None)
+    if inline_calls is not None:
+        inline_calls(program.graph)
+
+
+_COMPILING = threading.Lock()  # sessions of two models may compile at once; a graph is inlined by one thread
 _SCRIPTING_FAILED = False  # a failed compilation leaves TorchScript's types half-defined: later ones fail too
 _KEPT: "weakref.WeakKeyDictionary[nn.Module, tuple[tuple, torch.jit.ScriptModule]]" = weakref.WeakKeyDictionary()
 # The layer steps of a model's last session, scripted or not: what they were built from ([`sources`]), and they.
