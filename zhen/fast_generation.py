@@ -167,18 +167,19 @@ class FastDecoder:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
         self.weights = session_weights(model) if weights == "auto" else weights
-        on_gpu = model.device.type == "cuda"
+        self.device = model.device
+        on_gpu = self.device.type == "cuda"
         self.cuda_graphs = on_gpu and cuda_graphs_work(model) if cuda_graphs is None else cuda_graphs
         if self.cuda_graphs and not cuda_graphs_work(model):
             raise ValueError(
                 f"cuda_graphs=True: the step of a model with {model.config.rope_parameters['rope_type']} RoPE cannot "
                 "be captured (its frequencies follow the longest position, read on the host); use cuda_graphs=False."
             )
-        self.attends_by_row_sums = model.device.type == "cpu" and current_hardware().fbgemm == "on"
-        self.inline_layers = model.device.type == "cpu" if inline_layers is None else inline_layers
+        self.attends_by_row_sums = self.device.type == "cpu" and current_hardware().fbgemm == "on"
+        self.inline_layers = self.device.type == "cpu" if inline_layers is None else inline_layers
         self.script_layers = script_layers
         self.keep_copies = keep_copies
-        self.screen_argmax = model.device.type == "cpu" and (screen_works() if screen_argmax is None else screen_argmax)
+        self.screen_argmax = self.device.type == "cpu" and (screen_works() if screen_argmax is None else screen_argmax)
         self.programs: dict = {}  # the session's layer programs: the decoder's by whether scripted, the encoder's
         self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
@@ -286,9 +287,10 @@ class FastDecoder:
         with _COPIES_LOCK:
             kept = _COPIES.pop(self.model, {})
         made = {} if self.keep_copies else None
+        machine = current_hardware()
         for parent, name, module, make in sites:
             self.swapped.append((parent, name, module))
-            _put(parent, name, session_copy(module, make, kept, made))
+            _put(parent, name, session_copy(module, make, kept, made, machine))
         if made is not None:  # a model keeps the copies of its last session, no others
             with _COPIES_LOCK:
                 _COPIES[self.model] = made
@@ -527,12 +529,14 @@ def _position_table(config) -> float:
     return getattr(config, "max_position_embeddings", math.inf)
 
 
-def session_copy(module: nn.Module, make: Callable[[nn.Module], nn.Module], kept: dict, made: dict | None) -> nn.Module:
+def session_copy(module: nn.Module, make: Callable[[nn.Module], nn.Module], kept: dict, made: dict | None,
+                 machine: "hardware.Hardware | None" = None) -> nn.Module:  # fmt: skip
     """`make(module)`, a session's copy of the weights of `module` (a [`Bf16Linear`], [`Bf16ReluMLP`] or
     [`PackedLinear`]): the one `kept` (a model's copies from its last session) holds for `module` where `module`'s
-    weights are as they were ([`WeightStamp`]) and `zhen.hardware` says what it said, otherwise made again; recorded in
-    `made` (None: nothing is kept). [`forget_session_copies`] drops a model's copies."""
-    entry, machine = kept.get(module), current_hardware()
+    weights are as they were ([`WeightStamp`]) and `zhen.hardware` says what it said (`machine`: read once for a
+    session's copies; by default now), otherwise made again; recorded in `made` (None: nothing is kept).
+    [`forget_session_copies`] drops a model's copies."""
+    entry, machine = kept.get(module), machine or current_hardware()
     weights = _weights_of(module)
     if entry is None or entry[0] != (make, machine) or not WeightStamp.all_match(entry[1], weights):
         stamps = [WeightStamp(weight) for weight in weights] if made is not None else []

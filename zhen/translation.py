@@ -18,6 +18,7 @@ from transformers.utils import logging
 
 from . import hardware
 from .fast_generation import FastDecoder, unsupported_options
+from .layer_steps import submodules
 from .modeling_zhen import ZhenForConditionalGeneration
 from .pipeline_zhen import default_max_new_tokens, max_new_tokens_limit
 from .pipeline_zhen import max_source_tokens as model_max_source_tokens
@@ -247,7 +248,7 @@ def translate(
     order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
     batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     was_training = model.training
-    in_training = any(module.training for module in model.modules())
+    in_training = any(module.training for module in submodules(model))
     if in_training:  # `eval()` sets every module again, which a call of one short text would pay each time
         model.eval()
     fast = isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs)
