@@ -1,13 +1,9 @@
 import torch, time, sys
 torch.set_num_threads(int(sys.argv[1]))
-def bench(f,n=100):
-    for _ in range(5): f()
-    best=1e9
-    for r in range(5):
-        t=time.perf_counter()
-        for _ in range(n): f()
-        best=min(best,(time.perf_counter()-t)/n)
-    return best*1e6
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-27-intel-session-reuse-mkl-packing"))
+from probes import best_us  # noqa: E402
+bench = lambda f, n=100: best_us(f, n)  # microseconds
 for n,k in [(768,256),(256,256),(1024,256),(256,1024),(1536,512),(512,512),(2048,512),(512,2048)]:
     copies = max(4, int(40e6 // (n*k*4)))  # ~40 MB cycled: out of L2
     ws=[torch.randn(n,k) for _ in range(copies)]; b=torch.randn(n)

@@ -9,14 +9,10 @@ def run_pk():
     for x,p,w,b in zip(xs,pk,ws,bs): torch.ops.mkl._mkl_linear(x,p,w,b,M)
 def run_lin():
     for x,w,b in zip(xs,ws,bs): torch.nn.functional.linear(x,w,b)
-def bench(f,n=200):
-    for _ in range(10): f()
-    best=1e9
-    for r in range(5):
-        t=time.perf_counter()
-        for _ in range(n): f()
-        best=min(best,(time.perf_counter()-t)/n)
-    return best*1e6
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-27-intel-session-reuse-mkl-packing"))
+from probes import best_us  # noqa: E402
+bench = lambda f, n=200: best_us(f, n)  # microseconds
 mb=sum(w.numel() for w in ws)*4/1e6
 t1=bench(run_pk); t2=bench(run_lin)
 print(f"threads {sys.argv[1]} d{d} L{L} M{M}: {len(ws)} products {mb:.1f} MB: packed {t1:.0f} us ({mb/t1*1e3:.0f} GB/s, {t1/len(ws):.1f}/product), linear {t2:.0f} us")

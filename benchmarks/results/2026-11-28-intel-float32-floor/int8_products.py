@@ -1,13 +1,9 @@
 import torch, time, sys
 torch.set_num_threads(int(sys.argv[1]))
-def bench(f, n=10):
-    for _ in range(2): f()
-    best=1e9
-    for r in range(3):
-        t=time.perf_counter()
-        for _ in range(n): f()
-        best=min(best,(time.perf_counter()-t)/n)
-    return best
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-27-intel-session-reuse-mkl-packing"))
+from probes import best_us  # noqa: E402
+bench = lambda f, n=10: best_us(f, n) / 1e6  # seconds
 V,K=32000,512
 w=torch.randn(V,K)
 q=torch.randint(-127,128,(V,K),dtype=torch.int8)

@@ -1,13 +1,9 @@
 import torch, time, sys
 torch.set_num_threads(int(sys.argv[1]))
-def bench(f, n=40):
-    for _ in range(3): f()
-    best=1e9
-    for r in range(3):
-        t=time.perf_counter()
-        for _ in range(n): f()
-        best=min(best,(time.perf_counter()-t)/n)
-    return best
+import os
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-27-intel-session-reuse-mkl-packing"))
+from probes import best_us  # noqa: E402
+bench = lambda f, n=40: best_us(f, n) / 1e6  # seconds
 print("threads", torch.get_num_threads())
 for K,N in [(512,1536),(512,2048),(2048,512),(512,32000)]:
   w=torch.randn(N,K); b=torch.randn(N); wt=w.t().contiguous()
