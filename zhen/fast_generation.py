@@ -167,19 +167,19 @@ class FastDecoder:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
         self.weights = session_weights(model) if weights == "auto" else weights
-        self.device = model.device
-        on_gpu = self.device.type == "cuda"
+        device_type = model.device.type
+        on_cpu, on_gpu = device_type == "cpu", device_type == "cuda"
         self.cuda_graphs = on_gpu and cuda_graphs_work(model) if cuda_graphs is None else cuda_graphs
         if self.cuda_graphs and not cuda_graphs_work(model):
             raise ValueError(
                 f"cuda_graphs=True: the step of a model with {model.config.rope_parameters['rope_type']} RoPE cannot "
                 "be captured (its frequencies follow the longest position, read on the host); use cuda_graphs=False."
             )
-        self.attends_by_row_sums = self.device.type == "cpu" and current_hardware().fbgemm == "on"
-        self.inline_layers = self.device.type == "cpu" if inline_layers is None else inline_layers
+        self.attends_by_row_sums = on_cpu and current_hardware().fbgemm == "on"
+        self.inline_layers = on_cpu if inline_layers is None else inline_layers
         self.script_layers = script_layers
         self.keep_copies = keep_copies
-        self.screen_argmax = self.device.type == "cpu" and (screen_works() if screen_argmax is None else screen_argmax)
+        self.screen_argmax = on_cpu and (screen_works() if screen_argmax is None else screen_argmax)
         self.programs: dict = {}  # the session's layer programs: the decoder's by whether scripted, the encoder's
         self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
