@@ -9,10 +9,7 @@ m = ZhenForConditionalGeneration.from_pretrained(sys.argv[1]).eval()
 acc = {}
 def timed(name, f):
     return probes.timed(acc, name, f)
-FD = fg.FastDecoder
-for n in ["swap_in_lean_modules", "swap_in_session_linears", "__exit__", "__enter__", "layer_steps"]:
-    setattr(FD, n, timed(n, getattr(FD, n)))
-fg.session_copy = timed("session_copy", fg.session_copy)
+probes.time_methods(acc, fg.FastDecoder, ["swap_in_lean_modules", "swap_in_session_linears", "__exit__", "__enter__", "layer_steps"])
 fg.session_copy = timed("session_copy", fg.session_copy)
 
 ls.sources = timed("sources", ls.sources)

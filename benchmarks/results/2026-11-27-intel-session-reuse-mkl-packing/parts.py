@@ -11,9 +11,7 @@ texts = [json.loads(l)["en"] for l, _ in zip(gzip.open("/work/shared/data/tatoeb
 acc = {}
 def timed(name, f):
     return probes.timed(acc, name, f)
-FD = fg.FastDecoder
-for name in ["__enter__", "__exit__", "layer_steps", "encode", "generate"]:
-    setattr(FD, name, timed(name, getattr(FD, name)))
+probes.time_methods(acc, fg.FastDecoder, ["__enter__", "__exit__", "layer_steps", "encode", "generate"])
 fg.DecoderSteps.__init__ = timed("DecoderSteps.init", fg.DecoderSteps.__init__)
 fg.greedy_search = timed("greedy_search", fg.greedy_search)
 fg.beam_search = timed("beam_search", fg.beam_search)

@@ -28,6 +28,30 @@ def timed(totals: dict, name: str, f):
     return wrapper
 
 
+def time_methods(totals: dict, owner, names):
+    """Wrap each method `names` of `owner` with [`timed`], its seconds added to `totals[name]`."""
+    for name in names:
+        setattr(owner, name, timed(totals, name, getattr(owner, name)))
+
+
+def alternate_per_call(owner, attribute: str, variants: dict, texts: list, rounds: int = 3, **translate_kwargs) -> dict:
+    """`zhen.translate` one text a call, `rounds` times with each of `variants` (name: what `owner.attribute` is set
+    to) in turn: each variant's ms a call per round, and an 8-character hash of its translations."""
+    import hashlib
+
+    import zhen
+
+    results = {}
+    for _ in range(rounds):
+        for name, value in variants.items():
+            setattr(owner, attribute, value)
+            start = time.perf_counter()
+            out = [zhen.translate(text, **translate_kwargs) for text in texts]
+            results.setdefault(name, []).append(round((time.perf_counter() - start) / len(texts) * 1000, 2))
+            results[name + "_hash"] = hashlib.md5("\n".join(out).encode()).hexdigest()[:8]
+    return results
+
+
 def checkpoint_and_pairs(path: str, pairs: int = 48):
     """The model and tokenizer saved at `path` (eval mode, 2 PyTorch threads) and the first `pairs` Tatoeba validation
     pairs (`../shared/data`), as the one-text-a-call probes use them."""
