@@ -1,5 +1,8 @@
 # Exploratory: what would inductor make of a one-row decoder step at small-cpu width (d256, 3 layers, 4 heads, ffn 1024)?
 import torch, time, torch.nn.functional as F
+import sys
+sys.path.insert(0, "/work/main/benchmarks/results/2026-11-27-intel-session-reuse-mkl-packing")
+from probes import best_us
 torch.set_num_threads(2); torch.manual_seed(0)
 D, H, L, FF, T, S = 256, 4, 3, 1024, 64, 12
 hd = D // H
@@ -27,23 +30,15 @@ def step(x, pos, K, V, SK, SV):
         h = F.layer_norm(x, (D,), *w['n3'])
         x = x + F.linear(F.linear(h, *w['f1']).relu(), *w['f2'])
     return F.layer_norm(x, (D,), *fn)
-def best(f, n=200):
-    for _ in range(20): f()
-    b = 1e9
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(n): f()
-        b = min(b, (time.perf_counter() - t) / n)
-    return b * 1e6
 x = torch.randn(1, D); pos = torch.tensor(5)
 with torch.no_grad():
-    e = best(lambda: step(x, pos, K, V, SK, SV))
+    e = best_us(lambda: step(x, pos, K, V, SK, SV), 200)
     print('eager %.0f us' % e)
     t0 = time.time()
     c = torch.compile(step, dynamic=False, fullgraph=True)
     c(x, pos, K, V, SK, SV)
     print('compile %.1f s' % (time.time() - t0))
-    print('compiled %.0f us' % best(lambda: c(x, pos, K, V, SK, SV)))
+    print('compiled %.0f us' % best_us(lambda: c(x, pos, K, V, SK, SV), 200))
     import torch._inductor.config as cfg
     cfg.cpp_wrapper = True
     torch._dynamo.reset()
@@ -51,5 +46,5 @@ with torch.no_grad():
     c2 = torch.compile(step, dynamic=False, fullgraph=True)
     c2(x, pos, K, V, SK, SV)
     print('compile cpp_wrapper %.1f s' % (time.time() - t0))
-    print('compiled cpp_wrapper %.0f us' % best(lambda: c2(x, pos, K, V, SK, SV)))
+    print('compiled cpp_wrapper %.0f us' % best_us(lambda: c2(x, pos, K, V, SK, SV), 200))
     print((c2(x, pos, K, V, SK, SV) - step(x, pos, K, V, SK, SV)).abs().max())
