@@ -49,9 +49,16 @@ def test_batches_submitted_asynchronously_translate_as_one_by_one(tmp_path):
     input_ids, attention_mask = sources(12)
     kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=12, num_beams=2)
     expected = [CTranslate2Generator(output).generate(input_ids[i::2], attention_mask[i::2], **kwargs) for i in (0, 1)]
-    parallel = CTranslate2Generator(output, inter_threads=2, intra_threads=1)
-    waits = [parallel.generate(input_ids[i::2], attention_mask[i::2], asynchronous=True, **kwargs) for i in (0, 1)]
-    assert all(torch.equal(wait(), ids) for wait, ids in zip(waits, expected))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        parallel = CTranslate2Generator(output, inter_threads=2, intra_threads=1)
+        assert torch.get_num_threads() == 2  # CTranslate2's threads are its own: PyTorch keeps the process's
+        waits = [parallel.generate(input_ids[i::2], attention_mask[i::2], asynchronous=True, **kwargs) for i in (0, 1)]
+        assert all(torch.equal(wait(), ids) for wait, ids in zip(waits, expected))
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_checkpoint_export_command_translates_like_pytorch(tiny_checkpoint, tiny_model, tiny_tokenizer, tiny_pairs,

@@ -223,10 +223,14 @@ class CTranslate2Generator:
     def __init__(self, model_dir: str, compute_type: str = "default", device: str = "cpu", **translator_kwargs):
         import json
 
-        translator_kwargs.setdefault("intra_threads", torch.get_num_threads())
-        self.translator = ctranslate2.Translator(
-            str(model_dir), device=device, compute_type=compute_type, **translator_kwargs
-        )
+        threads = torch.get_num_threads()
+        translator_kwargs.setdefault("intra_threads", threads)
+        try:
+            self.translator = ctranslate2.Translator(
+                str(model_dir), device=device, compute_type=compute_type, **translator_kwargs
+            )
+        finally:  # CTranslate2 sets the OpenMP threads PyTorch shares to its `intra_threads`: give PyTorch its own back
+            torch.set_num_threads(threads)
         with open(os.path.join(model_dir, "config.json")) as f:
             config = json.load(f)
         with open(os.path.join(model_dir, "shared_vocabulary.json")) as f:
