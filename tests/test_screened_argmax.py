@@ -2,12 +2,17 @@
 the full float32 product's argmax (ties: the first token), never a banned token, and decline (None) rather than guess;
 a float32 decoding session uses it by default on a CPU, in both machine classes, and decodes exactly as without it."""
 
+import os
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware
 from zhen.fast_generation import FastDecoder, ScreenedHead
-from zhen.screened_argmax import CHUNK, ScreenedArgmax, screen_works
+from zhen.screened_argmax import CHUNK, FEW_ROWS, ScreenedArgmax, screen_works
 
 
 pytestmark = pytest.mark.skipif(not screen_works(), reason="this PyTorch has no int8 matrix product on the CPU")
@@ -115,6 +120,76 @@ def test_one_row_is_screened_as_in_a_batch(bias):
     assert screen(torch.full((1, 24), torch.nan)) is None
     assert ScreenedArgmax(head(CHUNK * 100, 64))(torch.zeros(1, 64)) is None  # every token a candidate
     assert ScreenedArgmax(head(CHUNK * 10, 64))(torch.zeros(1, 64)).tolist() == [0]
+
+
+@pytest.mark.parametrize("rows", [2, 5, FEW_ROWS, FEW_ROWS + 1])
+@pytest.mark.parametrize("bias", [False, True])
+@torch.inference_mode()
+def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, bias):
+    """Up to `FEW_ROWS` rows the screen multiplies 7-bit hidden values by the int8 weight FBGEMM packed once, after
+    `PACK_AFTER` such screens by `torch._int_mm` (which packs it anew each call): the tokens of `_int_mm`'s path and of
+    the full product, ties to the first token, banned tokens never. With FBGEMM off (`zhen.hardware`), `_int_mm`
+    alone."""
+    import zhen.screened_argmax as screened_argmax
+
+    monkeypatch.setattr(screened_argmax, "FEW_ROWS_MIN_WEIGHT", 0)
+    monkeypatch.setattr(screened_argmax, "PACK_AFTER", 2)
+    linear = head(CHUNK * 37 + 5, 24, bias)
+    with torch.no_grad():
+        linear.weight[300] = linear.weight[7]
+        if bias:
+            linear.bias[300] = linear.bias[7]
+    hidden = torch.cat([peaked_hidden(linear, rows - 1), linear.weight.detach()[[7]] * 40])
+    products = []
+    sums = screened_argmax.fbgemm_sums
+    monkeypatch.setattr(screened_argmax, "fbgemm_sums", lambda *args: products.append(1) or sums(*args))
+    for fbgemm in ("on", "off"):
+        with hardware.forced(fbgemm=fbgemm):
+            screen = ScreenedArgmax(linear)
+            for _ in range(2):  # `_int_mm` until the screen has run `PACK_AFTER` few-row screens, then FBGEMM
+                products.clear()
+                assert torch.equal(screen(hidden), full_argmax(linear, hidden)) and not products
+            assert (screen.fbgemm_weight is not None) == (fbgemm == "on" == hardware.detected().fbgemm)
+            for banned in (None, int(full_argmax(linear, hidden[:1])[0]), 7):
+                products.clear()
+                tokens = screen(hidden, banned)
+                assert tokens is not None and torch.equal(tokens, full_argmax(linear, hidden, banned))
+                fbgemm_ran = fbgemm == "on" and rows <= FEW_ROWS and hardware.detected().fbgemm == "on"
+                assert len(products) == fbgemm_ran
+            assert tokens[-1] == 300 and screen(hidden)[-1] == 7  # the tied pair: the first unless banned
+    assert screen(torch.full((rows, 24), torch.nan)) is None
+    monkeypatch.setattr(screened_argmax, "FEW_ROWS_MIN_WEIGHT", linear.weight.numel() + 1)
+    assert ScreenedArgmax(linear).fbgemm_weight is None  # a weight this small: `_int_mm` at any number of rows
+
+
+@pytest.mark.skipif(hardware.detected().fbgemm == "off", reason="this PyTorch has no FBGEMM")
+@pytest.mark.parametrize("instructions", ["AVX2", "AVX512", "AVX512_E1"])
+def test_fbgemm_sums_are_int_mms_with_each_of_fbgemms_kernels(instructions):
+    """FBGEMM's AVX2 and AVX-512 kernels add pairs of uint8 x int8 products in int16, which 8-bit inputs overflow
+    (shown here); the screen's 7-bit values give `torch._int_mm`'s exact sums with every kernel set FBGEMM has
+    (`FBGEMM_ENABLE_INSTRUCTIONS` forces one; a set this CPU lacks falls back to one it has)."""
+    code = textwrap.dedent("""
+        import torch
+        from zhen.screened_argmax import FBGEMM_LEVELS, fbgemm_packed, fbgemm_sums
+        torch.manual_seed(0)
+        for width, vocab in ((512, 1024), (24, 200)):
+            weight = torch.randint(-127, 128, (vocab, width), dtype=torch.int8)
+            weight[:8], weight[8:16] = 127, -127
+            packed = fbgemm_packed(weight)
+            for rows in (1, 2, 8):
+                hidden = torch.randint(-FBGEMM_LEVELS, FBGEMM_LEVELS + 1, (rows, width)).float()
+                hidden[0], hidden[-1] = FBGEMM_LEVELS, -FBGEMM_LEVELS
+                exact = torch._int_mm(hidden.to(torch.int8), weight.t()).float()
+                assert torch.equal(fbgemm_sums(hidden, packed), exact), (width, rows)
+        eight_bit = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
+            torch.full((2, 512), 127.0), 1.0, 128, fbgemm_packed(torch.full((16, 512), 127, dtype=torch.int8)))
+        print("8-bit overflows:", not torch.equal(eight_bit, torch.full((2, 16), 127.0 * 127 * 512)))
+    """)
+    env = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": instructions}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    if instructions == "AVX2":
+        assert "8-bit overflows: True" in done.stdout  # why the screen gives FBGEMM 7 bits
 
 
 def tiny_model(seed=0, vocab_size=3000) -> ZhenForConditionalGeneration:

@@ -15,12 +15,18 @@ The bound, for a row `h` of hidden state quantized as `t * q` and a vocabulary r
 each term bounded by the smaller of two products of norms: `||h||_1 s / 2` (rounding to the nearest integer leaves at
 most half a step in each coordinate) or `||h||_2 ||w - s p||_2`, and `t ||s p||_1 / 2` or `||h - t q||_2 ||s p||_2`;
 the vocabulary's largest `||s p||_1`, `||w - s p||_2`, `||s p||_2` stand for every row's.
+
+`torch._int_mm` packs the weight anew at every call of more than one row, which costs more than the product itself at
+a few rows; there FBGEMM's product of a weight it packed once gives the same sums (see [`fbgemm_sums`]).
 """
 
 import functools
+import warnings
 
 import torch
 from torch import nn
+
+from . import hardware
 
 
 CHUNK = 64  # vocabulary positions screened as one block: whole blocks are dropped by their largest estimate
@@ -29,6 +35,15 @@ MIN_PRODUCT = 1 << 23  # rows x vocabulary x width below which the screen's smal
 MIN_WEIGHT = 3 << 20  # unless the weight is this large: a step of a few rows reads it all, and a quarter of it pays
 SLACK = 1.01  # on the bound: float32 rounding of the estimates and of the logits themselves
 LOWEST = torch.iinfo(torch.int32).min
+FEW_ROWS = 8  # up to this many rows FBGEMM's product of its packed weight beats `torch._int_mm` (README, Performance)
+# ... where the weight is this large: on smaller ones the 7-bit values' wider bound costs more candidates than it saves
+FEW_ROWS_MIN_WEIGHT = 8 << 20
+# Few-row screens a screen runs with `torch._int_mm` before FBGEMM packs its weight: packing the base vocabulary's
+# takes ~100 ms, what about this many of `_int_mm`'s calls pay more than FBGEMM's (so a one-off call never pays it).
+PACK_AFTER = 256
+# FBGEMM's AVX2 kernels add pairs of uint8 x int8 products in int16: hidden values of 7 bits cannot overflow it.
+FBGEMM_LEVELS = 63
+FBGEMM_ZERO = 64  # FBGEMM multiplies uint8 inputs: the 7-bit values shifted by this zero point
 
 
 class ScreenedArgmax:
@@ -53,6 +68,20 @@ class ScreenedArgmax:
         self.half_max_l1 = float(dequantized.abs().sum(1).max()) / 2
         self.max_l2 = float(dequantized.norm(dim=1).max())
         self.max_weight = float(weight.abs().max())
+        self.few_row_screens = 0
+
+    def few_rows_weight(self):
+        """[`fbgemm_weight`] once this screen has run `PACK_AFTER` screens of a few rows, else None."""
+        self.few_row_screens += 1
+        return self.fbgemm_weight if self.few_row_screens > PACK_AFTER else None
+
+    @functools.cached_property
+    def fbgemm_weight(self):
+        """The int8 weight packed once for FBGEMM's product ([`fbgemm_sums`]), or None where FBGEMM is off
+        (`zhen.hardware`) or cannot give exact sums here, or the weight is under `FEW_ROWS_MIN_WEIGHT`."""
+        if hardware.current().fbgemm == "off" or self.weight.numel() < FEW_ROWS_MIN_WEIGHT:
+            return None
+        return fbgemm_packed(self.int8_weight.t())
 
     def __call__(self, hidden: torch.Tensor, banned: int | None = None) -> torch.LongTensor | None:
         """The argmax token of each row of `hidden` (`(rows, d_model)` float32), never `banned`; None where the screen
@@ -65,10 +94,15 @@ class ScreenedArgmax:
     def many_rows(self, hidden: torch.Tensor, banned: int | None) -> torch.LongTensor | None:
         """The screen of each row of `hidden`, `(rows,)`, or None where a row has too many candidates."""
         rows, vocab = len(hidden), self.weight.shape[0]
-        step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / 127
+        packed = self.few_rows_weight() if rows <= FEW_ROWS else None
+        levels = 127 if packed is None else FBGEMM_LEVELS
+        step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / levels
         quantized = torch.round(hidden / step)
         unit = step * self.scale  # what one unit of the int8 product's sums is worth, per row
-        estimate = torch._int_mm(quantized.to(torch.int8), self.int8_weight)
+        if packed is None:
+            estimate = torch._int_mm(quantized.to(torch.int8), self.int8_weight)
+        else:
+            estimate = fbgemm_sums(quantized, packed)
         if self.bias is not None:
             estimate = estimate + self.bias / unit
         if banned is not None:
@@ -132,6 +166,31 @@ def _blocks(estimate: torch.Tensor) -> torch.Tensor:
         lowest = LOWEST if estimate.dtype == torch.int32 else -torch.inf
         estimate = nn.functional.pad(estimate, (0, CHUNK - vocab % CHUNK), value=lowest)
     return estimate.view(rows, -1, CHUNK)
+
+
+def fbgemm_sums(quantized: torch.Tensor, packed) -> torch.Tensor:
+    """The integer sums `quantized @ weight.T` as float32, for `quantized` holding integers in
+    [-FBGEMM_LEVELS, FBGEMM_LEVELS] (float32) and `packed` from [`fbgemm_packed`]: FBGEMM's int8 product with input
+    scale 1 and zero point `FBGEMM_ZERO` and weight scale 1, whose float output is the int32 sum itself (exact below
+    2**24, which [`fbgemm_packed`] checks the width for)."""
+    return torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(quantized, 1.0, FBGEMM_ZERO, packed)
+
+
+def fbgemm_packed(int8_rows: torch.Tensor):
+    """`int8_rows` (`(vocab, d_model)` int8) packed for [`fbgemm_sums`], or None where this PyTorch's quantized engine
+    is not FBGEMM's (the product would refuse the packing) or the width lets a sum exceed float32's exact integers."""
+    width = int8_rows.shape[1]
+    if width * FBGEMM_LEVELS * 127 >= 1 << 24:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch announces quantized tensors' move to torchao
+            weight = torch._make_per_tensor_quantized_tensor(int8_rows.contiguous(), 1.0, 0)
+        packed = torch.ops.quantized.linear_prepack(weight, None)
+        fbgemm_sums(torch.zeros(2, width), packed)
+    except (RuntimeError, AttributeError, NotImplementedError):
+        return None
+    return packed
 
 
 @functools.cache
