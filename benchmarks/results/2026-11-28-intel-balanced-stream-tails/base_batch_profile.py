@@ -1,5 +1,6 @@
 """zhen's float32 session at base (random weights) on one of bench_generate's batches (64 synthetic sentences, greedy,
-32 new tokens forced), 2 threads, one stream: ms a batch, and the profiler's operations over 3 batches."""
+32 new tokens forced), 2 threads, one stream: ms a batch and its encoder's, and the profiler's operations over 3
+batches and over 5 encodings."""
 import sys, warnings
 import torch
 sys.path.insert(0, "/work/main/benchmarks")
@@ -21,7 +22,9 @@ with torch.inference_mode(), FastDecoder(model) as dec:
     f()
     enc = lambda: dec.encode(ids, mask)
     print("batch ms", round(best_us(f, 2, warmup=1) / 1000, 1), "of which encode ms", round(best_us(enc, 2, warmup=1) / 1000, 1))
-    with torch.profiler.profile() as prof:
-        for _ in range(3):
-            f()
-print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30))
+    for name, work, times in (("batches", f, 3), ("encodings", enc, 5)):
+        with torch.profiler.profile() as prof:
+            for _ in range(times):
+                work()
+        print(f"## {times} {name}")
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=20))
