@@ -361,7 +361,8 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
         for module in re.findall(r"^\s*from\s+\.(\S+)\s+import", text, flags=re.MULTILINE):
             assert (hub_folder / f"{module}.py").is_file(), f"{code.name} imports .{module}, which is not shipped"
     shipped = {p.name for p in hub_folder.glob("*.py")}
-    assert {"pipeline_zhen.py", "fast_generation.py", "packing.py", "screened_argmax.py", "hardware.py"} <= shipped
+    fast_paths = {"fast_generation.py", "packing.py", "screened_argmax.py", "draft_decoding.py", "quantization.py"}
+    assert {"pipeline_zhen.py", "hardware.py", *fast_paths} <= shipped
 
 
 def test_make_hub_ready_completes_a_save_pretrained_folder(tiny_checkpoint, tmp_path):

@@ -56,6 +56,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMa
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
 from . import hardware, layer_steps
+from .draft_decoding import drafted_greedy_search, drafting_pays, int8_draft
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import (
@@ -158,11 +159,17 @@ class FastDecoder:
             tokens that can still be the largest ([`zhen.screened_argmax.ScreenedArgmax`]): the full product's
             argmax, at a fraction of its cost. On a CPU only; defaults to `True` where PyTorch multiplies int8 matrices
             there.
+        drafts (`bool`, *optional*): greedy search of one sentence (one text a call) lets an int8 copy of the decoder
+            draft the next tokens and checks them with the model's own in one pass
+            ([`zhen.draft_decoding.drafted_greedy_search`]): greedy search's tokens, in fewer passes over the
+            weights. The copy is made at the first such call and kept while the weights stay as they are. Defaults
+            to `True` in a float32 session on a CPU with FBGEMM whose decoder is large enough that a step of one row
+            reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]); CPU only.
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
                  inline_layers: bool | None = None, script_layers: bool = True, keep_copies: bool = True,
-                 screen_argmax: bool | None = None):  # fmt: skip
+                 screen_argmax: bool | None = None, drafts: bool | None = None):  # fmt: skip
         if weights not in WEIGHTS:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
@@ -180,6 +187,12 @@ class FastDecoder:
         self.script_layers = script_layers
         self.keep_copies = keep_copies
         self.screen_argmax = on_cpu and (screen_works() if screen_argmax is None else screen_argmax)
+        if drafts and not on_cpu:
+            raise ValueError("drafts=True: the int8 draft runs on the CPU only; use drafts=False on a GPU.")
+        if drafts is None:
+            drafts = self.weights == "packed" and current_hardware().fbgemm == "on" and drafting_pays(model)
+        self.drafts = drafts
+        self.draft_session: FastDecoder | None = None
         self.programs: dict = {}  # the session's layer programs: the decoder's by whether scripted, the encoder's
         self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
@@ -210,6 +223,9 @@ class FastDecoder:
 
     def __exit__(self, *exc_info):
         _OPEN.pop(self.model, None)
+        if self.draft_session is not None:
+            self.draft_session.__exit__()
+            self.draft_session = None
         for parent, name, original in reversed(self.swapped):
             _put(parent, name, original)
         self.swapped.clear()
@@ -351,7 +367,10 @@ class FastDecoder:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         _DECODING.row_sums = self.attends_by_row_sums
-        steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens)
+        drafted = self.drafts and num_beams == 1 and len(input_ids) == 1
+        steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
+        if drafted:
+            return drafted_greedy_search(steps, steps.draft, **options)
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if length_penalty is None:
@@ -365,9 +384,10 @@ class FastDecoder:
 
     def decoder_steps(self, input_ids, attention_mask, num_beams: int, max_length: int,
                       inline_layers: bool | None = None, script_layers: bool | None = None,
-                      workspace: "Workspace | None" = None):  # fmt: skip
+                      workspace: "Workspace | None" = None, drafted: bool = False):  # fmt: skip
         """The batch encoded and its decoder steps as this session runs them. By default the session's choice of
-        `inline_layers` and `script_layers` and this thread's kept memory (`workspace`)."""
+        `inline_layers` and `script_layers` and this thread's kept memory (`workspace`). With `drafted`, the steps'
+        `draft` are the int8 draft's over the same source ([`FastDecoder.draft_steps`])."""
         device_type = input_ids.device.type
         in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
         inline_layers = self.inline_layers if inline_layers is None else inline_layers
@@ -384,7 +404,24 @@ class FastDecoder:
                          workspace or self.workspace, layer_steps)  # fmt: skip
             if self.cuda_graphs:
                 return StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
-            return DecoderSteps(*arguments)
+            steps = DecoderSteps(*arguments)
+            if drafted:
+                steps.draft = self.draft_steps(encoder_states, attention_mask, max_length)
+            return steps
+
+    def draft_steps(self, encoder_states: torch.Tensor, attention_mask: torch.Tensor,
+                    max_length: int) -> "DecoderSteps":  # fmt: skip
+        """The decoder steps of the model's int8 draft ([`zhen.draft_decoding.int8_draft`]) over `encoder_states`, in
+        a session of the draft opened with this one's first drafted call and closed with it."""
+        with self.programs_lock:
+            if self.draft_session is None:
+                originals = {id(parent._modules[name]): original for parent, name, original in self.swapped}
+                draft = int8_draft(self.model, originals)
+                self.draft_session = FastDecoder(draft, keep_copies=self.keep_copies).__enter__()
+        draft = self.draft_session
+        layer_steps = draft.layer_steps(draft.script_layers) if inline_layers_work(draft.model) else None
+        return DecoderSteps(draft.model, encoder_states, attention_mask, 1, max_length, None, draft.workspace,
+                            layer_steps)  # fmt: skip
 
     def layer_steps(self, script: bool) -> "DecoderLayerSteps | None":
         """The decoder's layers as one program over this session's modules ([`zhen.layer_steps.decoder_layer_steps`]),
@@ -797,10 +834,12 @@ def decoding_attention(module, query, key, value, attention_mask, scaling, dropo
     over a [`LineageCache`] (`decoding_cache`), the beams of a sentence are side by side in theirs
     ([`zhen.layer_steps.attend_history`]). Float32 products on the CPU are weighted sums of cache rows
     ([`row_index`]) where the cache's layout allows, else batched matmuls."""
-    if key.dim() == 5:
+    if key.dim() == 5 and query.shape[2] == 1:
         columns, value_rows = decoding_cache.history(key.shape[2])
         return attend_history(query, key, value, scaling, columns, value_rows), None
-    queries = len(query) // len(key)
+    if key.dim() == 5:  # several positions of one row a sentence ([`DecoderSteps.steps`]), under a causal mask
+        key, value = key[:, :, :, 0], value[:, :, :, 0]
+    queries = len(query) // len(key) * query.shape[2]
     output = attend(query, key, value, attention_mask, scaling, row_index(key.transpose(-1, -2), queries),
                     row_index(value, queries))  # fmt: skip
     return output, None
@@ -985,11 +1024,18 @@ class LineageCache(StaticDecodingCache):
         return self.sentences, heads, self.max_length, self.beams, head_dim
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Write the step's keys and values at `position`: one position a row, or several positions of one row a
+        sentence ([`DecoderSteps.steps`])."""
         self.allocate_layer(layer_idx, key.shape[1], key.shape[3], key.dtype, key.device)
         keys, values = self.keys[layer_idx], self.values[layer_idx]
-        write_step(keys, self.position, key)
-        write_step(values, self.position, value)
-        return keys[:, :, : self.position + 1], values[:, :, : self.position + 1]
+        end = self.position + key.shape[2]
+        if key.shape[2] == 1:
+            write_step(keys, self.position, key)
+            write_step(values, self.position, value)
+        else:
+            keys[:, :, self.position : end, 0] = key
+            values[:, :, self.position : end, 0] = value
+        return keys[:, :, :end], values[:, :, :end]
 
     def history(self, length: int) -> "tuple[torch.Tensor | None, RowIndex | None]":
         """For a step over `length` positions (once a step; its layers share it): where each row's history lies among
@@ -1125,10 +1171,21 @@ class DecoderSteps:
         position_ids = torch.full((1, 1), position, dtype=torch.long, device=tokens.device)
         return self.run_layers(tokens[:, None], position_ids, None)  # one new token over its history: no mask
 
+    def steps(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
+        """The hidden states of a batch of one sentence (one row) after `tokens`, its next `len(tokens)` tokens from
+        `position` on, all in one pass (each attending to its history and the tokens before it): `(len(tokens),
+        d_model)`, what as many `step`s return, up to float32 rounding; the cache holds their keys and values."""
+        self.cache.position = position
+        length = position + len(tokens)
+        position_ids = torch.arange(position, length, device=tokens.device)[None]
+        later = position_ids[0, :, None] < torch.arange(length, device=tokens.device)
+        causal = torch.zeros(later.shape, device=tokens.device).masked_fill_(later, torch.finfo(torch.float32).min)
+        return self.run_layers(tokens[None], position_ids, causal[None, None]).view(len(tokens), -1)
+
     def run_layers(self, tokens, position_ids, self_attention_mask) -> torch.Tensor:
         hidden_states, position_embeddings = self.decoder.embed(tokens, None, position_ids)
-        if self.layer_steps is not None and self_attention_mask is None:
-            return self.run_layer_steps(hidden_states, position_embeddings)
+        if self.layer_steps is not None and (self_attention_mask is None or tokens.shape[1] > 1):
+            return self.run_layer_steps(hidden_states, position_embeddings, self_attention_mask)
         for layer in self.decoder.layers:
             hidden_states = layer(
                 hidden_states,
@@ -1139,22 +1196,28 @@ class DecoderSteps:
                 cache=self.cache,
                 decoding_cache=self.cache,  # for `decoding_attention`: where each row's history lies
             )
-        return self.decoder.layer_norm(hidden_states)[:, 0]
+        hidden_states = self.decoder.layer_norm(hidden_states)
+        return hidden_states[:, 0] if hidden_states.shape[1] == 1 else hidden_states
 
-    def run_layer_steps(self, hidden_states, position_embeddings) -> torch.Tensor:
-        """The layers of a step of one new token per row as `self.layer_steps` runs them, over this step's caches."""
+    def run_layer_steps(self, hidden_states, position_embeddings, causal=None) -> torch.Tensor:
+        """The layers of a step of one new token per row as `self.layer_steps` runs them, over this step's caches;
+        with `causal`, of several positions of one sentence ([`DecoderSteps.steps`])."""
         cache, config = self.cache, self.decoder.config
         heads = config.decoder_attention_heads
         cache.allocate_layers(heads, config.d_model // heads, hidden_states.dtype, hidden_states.device)
         source = cache.layers[0]
         queries = self.rows // len(self.source_bias)
-        columns, value_rows = cache.history(cache.position + 1)
+        if causal is None:
+            columns, value_rows = cache.history(cache.position + 1)
+            key_rows = row_index(source.keys.transpose(-1, -2), queries)
+            source_value_rows = row_index(source.values, queries)
+        else:  # several positions of one sentence: batched matmuls
+            columns = value_rows = key_rows = source_value_rows = None
         cos, sin = position_embeddings or (None, None)
         with interpreted(self.layer_steps):
             return self.layer_steps(
                 hidden_states, cache.keys, cache.values, cache.position, cache.source_keys, cache.source_values,
-                self.source_bias, cos, sin, columns, value_rows, row_index(source.keys.transpose(-1, -2), queries),
-                row_index(source.values, queries),
+                self.source_bias, cos, sin, columns, value_rows, key_rows, source_value_rows, causal,
             )  # fmt: skip
 
     def logits(self, hidden_states: torch.Tensor) -> torch.Tensor:

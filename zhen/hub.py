@@ -8,7 +8,7 @@ A complete folder loads like any Hub model where zhen is not installed:
 - `tokenizer.json` and `tokenizer_config.json` with `auto_map` (AutoTokenizer);
 - the code those maps name: `configuration_zhen.py`, `modeling_zhen.py`, `tokenization_zhen.py`, `pipeline_zhen.py`
   and what the pipeline translates with, `fast_generation.py`, `layer_steps.py`, `packing.py`,
-  `screened_argmax.py` and `hardware.py`;
+  `screened_argmax.py`, `draft_decoding.py`, `quantization.py` and `hardware.py`;
 - a model card, `README.md`.
 
 [`save_for_hub`] writes one from a model and tokenizer, [`make_hub_ready`] completes a folder written by
@@ -28,12 +28,14 @@ from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import (
     configuration_zhen,
+    draft_decoding,
     fast_generation,
     hardware,
     layer_steps,
     modeling_zhen,
     packing,
     pipeline_zhen,
+    quantization,
     screened_argmax,
     tokenization_zhen,
 )
@@ -42,7 +44,7 @@ from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, 
 
 
 CODE_MODULES = (configuration_zhen, modeling_zhen, tokenization_zhen, pipeline_zhen, fast_generation, layer_steps,
-                packing, screened_argmax, hardware)  # fmt: skip
+                packing, screened_argmax, draft_decoding, quantization, hardware)  # fmt: skip
 REQUIRED_FILES = (
     "config.json",
     "generation_config.json",

@@ -287,8 +287,8 @@ class LayerStep(ResidualLayer):
     def forward(self, hidden_states: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, position: int,
                 source_keys: torch.Tensor, source_values: torch.Tensor, source_bias: torch.Tensor,
                 cos: torch.Tensor | None, sin: torch.Tensor | None, self_columns: torch.Tensor | None,
-                self_rows: RowIndex | None, source_key_rows: RowIndex | None,
-                source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+                self_rows: RowIndex | None, source_key_rows: RowIndex | None, source_value_rows: RowIndex | None,
+                causal: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
         residual = hidden_states
         if self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -296,10 +296,16 @@ class LayerStep(ResidualLayer):
         query, key, value = projected[0], projected[1], projected[2]
         if cos is not None and sin is not None:
             query, key = apply_rotary_pos_emb(query, key, cos, sin)
-        write_step(keys, position, key)
-        write_step(values, position, value)
-        output = attend_history(query, keys[:, :, : position + 1], values[:, :, : position + 1], self.scaling,
-                                self_columns, self_rows)  # fmt: skip
+        if causal is None:
+            write_step(keys, position, key)
+            write_step(values, position, value)
+            output = attend_history(query, keys[:, :, : position + 1], values[:, :, : position + 1], self.scaling,
+                                    self_columns, self_rows)  # fmt: skip
+        else:  # several positions of one sentence: a check of drafted tokens (`zhen.draft_decoding`)
+            end = position + key.shape[2]
+            keys[:, :, position:end, 0] = key
+            values[:, :, position:end, 0] = value
+            output = attend(query, keys[:, :, :end, 0], values[:, :, :end, 0], causal, self.scaling, None, None)
         hidden_states = residual + self.self_out_proj.project(self.merge_heads(output, hidden_states))
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -326,7 +332,9 @@ class DecoderLayerSteps(nn.Module):
     `self_columns` where each row's history lies in it ([`attend_history`]); `source_keys[i]`, `source_values[i]`:
     its cross-attention's, `(batch, heads, source, head_dim)`; `cos`, `sin`: RoPE's angles of the position, or None;
     the row indices of [`multiply`] for the self-attention values and the source's keys and values, or None for
-    batched matmuls."""
+    batched matmuls. With `causal` (the additive mask `(1, 1, positions, position + positions)`), the rows are the
+    next positions of one sentence from `position` on, `(1, positions, d_model)`, each attending to its history and
+    the positions before it (a check of drafted tokens: `zhen.draft_decoding`); returns `(positions, d_model)`."""
 
     def __init__(self, decoder: nn.Module, products: dict):
         super().__init__()
@@ -336,15 +344,16 @@ class DecoderLayerSteps(nn.Module):
     def forward(self, hidden_states: torch.Tensor, keys: list[torch.Tensor], values: list[torch.Tensor], position: int,
                 source_keys: list[torch.Tensor], source_values: list[torch.Tensor], source_bias: torch.Tensor,
                 cos: torch.Tensor | None, sin: torch.Tensor | None, self_columns: torch.Tensor | None,
-                self_rows: RowIndex | None, source_key_rows: RowIndex | None,
-                source_value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
+                self_rows: RowIndex | None, source_key_rows: RowIndex | None, source_value_rows: RowIndex | None,
+                causal: torch.Tensor | None = None) -> torch.Tensor:  # fmt: skip
         i = 0
         for layer in self.layers:
             hidden_states = layer(hidden_states, keys[i], values[i], position, source_keys[i], source_values[i],
-                                  source_bias, cos, sin, self_columns, self_rows, source_key_rows,
-                                  source_value_rows)  # fmt: skip
+                                  source_bias, cos, sin, self_columns, self_rows, source_key_rows, source_value_rows,
+                                  causal)  # fmt: skip
             i += 1
-        return self.layer_norm(hidden_states)[:, 0]
+        hidden_states = self.layer_norm(hidden_states)
+        return hidden_states[:, 0] if causal is None else hidden_states[0]
 
 
 class EncoderLayerStep(ResidualLayer):

@@ -22,14 +22,21 @@ def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     multiplies int8 with VNNI or AMX instructions (`zhen.hardware`'s `onednn_int8`), the LM head's weight is packed
     for oneDNN, whose product at the vocabulary's width is the faster one there; the narrower products stay FBGEMM's
     (measured: README, Performance)."""
+    return quantize_parts(copy.deepcopy(model).float().eval(), per_channel=per_channel)
+
+
+def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel: bool = True) -> nn.Module:
+    """[`quantize_dynamic`] in place: the `nn.Linear` layers of `model`'s submodules named `parts` (all of them by
+    default) replaced by dynamic int8 ones; returns `model`."""
     from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
-    model = copy.deepcopy(model).float().eval()
     qconfig = per_channel_dynamic_qconfig if per_channel else default_dynamic_qconfig
+    spec = {nn.Linear: qconfig} if parts is None else dict.fromkeys(parts, qconfig)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
-        quantized = torch_quantize_dynamic(model, {nn.Linear: qconfig}, dtype=torch.qint8)
+        linears = {nn.Linear: torch.ao.nn.quantized.dynamic.Linear}  # within `parts`, nothing else
+        quantized = torch_quantize_dynamic(model, spec, dtype=torch.qint8, mapping=linears, inplace=True)
     for module in quantized.modules():
         if isinstance(module, torch.ao.nn.quantized.dynamic.Linear):
             module.packed_for = torch.backends.quantized.engine
@@ -59,4 +66,4 @@ def is_quantized(model: nn.Module) -> bool:
     return any(type(m).__module__.startswith("torch.ao.nn.quantized") for m in model.modules())
 
 
-__all__ = ["quantize_dynamic", "is_quantized", "pack_for"]
+__all__ = ["quantize_dynamic", "quantize_parts", "is_quantized", "pack_for"]

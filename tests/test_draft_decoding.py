@@ -1,0 +1,208 @@
+"""`zhen.draft_decoding`: greedy search of one sentence with tokens drafted by an int8 copy of the decoder returns
+greedy search's tokens (forced, banned and last tokens included), checks every drafted token, takes fewer passes of
+the float32 model where the draft is right, and never serves a draft of changed weights; a float32 session drafts by
+default only where the decoder is large enough to pay."""
+
+import random
+
+import pytest
+import torch
+
+from zhen import ZhenConfig, ZhenForConditionalGeneration, draft_decoding, hardware
+from zhen.draft_decoding import drafted_greedy_search, int8_draft
+from zhen.fast_generation import FastDecoder, greedy_search
+from zhen.quantization import is_quantized
+
+
+PAD, EOS, EN, ZH = 0, 2, 4, 5
+VOCAB = 50
+
+
+class RuleSteps:
+    """Decoder steps of a made-up model whose next token is `rule(prefix)`: what the search loops see of a decoder
+    (`step`, `steps`, `next_tokens`), counting the passes they make."""
+
+    def __init__(self, rule):
+        self.rule, self.device, self.inputs, self.passes = rule, torch.device("cpu"), {}, 0
+
+    def step(self, tokens, position):
+        return self.steps(tokens, position)
+
+    def steps(self, tokens, position):
+        self.passes += 1
+        for offset, token in enumerate(tokens.tolist()):
+            self.inputs[position + offset] = token
+        return torch.arange(position, position + len(tokens))  # a row's "hidden state": its position
+
+    def next_tokens(self, positions, banned=None):
+        chosen = []
+        for position in positions.tolist():
+            token = self.rule(tuple(self.inputs[p] for p in range(position + 1)))
+            chosen.append(token if token != banned else (token + 1) % VOCAB)
+        return torch.tensor(chosen)
+
+
+def rule_of(seed: int, eos_share: float):
+    """A deterministic next token for each prefix, `</s>` with probability `eos_share`."""
+
+    def rule(prefix):
+        generator = random.Random(hash((seed, prefix)))
+        return EOS if generator.random() < eos_share else generator.randrange(6, VOCAB)
+
+    return rule
+
+
+def wrong_at(rule, share: float, seed: int):
+    """`rule`, but another token for a `share` of prefixes."""
+
+    def draft(prefix):
+        token = rule(prefix)
+        return (token + 7) % VOCAB if random.Random(hash((seed, "wrong", prefix))).random() < share else token
+
+    return draft
+
+
+OPTIONS = dict(eos=EOS, pad=PAD, start=EOS, forced_bos=ZH, forced_eos=None, min_new_tokens=0, max_length=24)
+
+
+@pytest.mark.parametrize("wrong", [0.0, 0.2, 0.6, 1.0])
+@pytest.mark.parametrize("options", [
+    {},
+    {"min_new_tokens": 9},
+    {"forced_eos": EOS},
+    {"forced_bos": None, "max_length": 3},
+    {"eos": None},
+])  # fmt: skip
+def test_drafted_search_returns_greedy_searchs_tokens(wrong, options):
+    """Whatever share of the drafted tokens is wrong: the tokens of greedy search (forced first and last tokens,
+    `</s>` banned before `min_new_tokens`, `max_length`, no `</s>` at all)."""
+    options = {**OPTIONS, **options}
+    for seed in range(30):
+        rule = rule_of(seed, eos_share=0.04)
+        expected = greedy_search(RuleSteps(rule), 1, **options)
+        drafted = drafted_greedy_search(RuleSteps(rule), RuleSteps(wrong_at(rule, wrong, seed)), **options)
+        assert drafted.tolist() == expected.tolist(), seed
+
+
+def test_a_right_draft_saves_passes_and_a_wrong_one_costs_none():
+    """With every drafted token right, a pass of the model yields `DRAFT_TOKENS + 1` tokens; with every one wrong, one
+    token a pass, as greedy search."""
+    rule = rule_of(0, eos_share=0.0)
+    options = {**OPTIONS, "max_length": 42}
+    right, wrong = RuleSteps(rule), RuleSteps(rule)
+    drafted_greedy_search(right, RuleSteps(rule), **options)
+    drafted_greedy_search(wrong, RuleSteps(wrong_at(rule, 1.0, 0)), **options)
+    generated = options["max_length"] - 1  # the forced language code, then 40 tokens
+    assert right.passes == 1 + -(-(generated - 1) // (draft_decoding.DRAFT_TOKENS + 1))
+    assert wrong.passes == generated
+
+
+def tiny_model(seed=0, **overrides) -> ZhenForConditionalGeneration:
+    torch.manual_seed(seed)
+    config = ZhenConfig.from_preset("tiny", vocab_size=3000, decoder_layers=2, encoder_layers=2, **overrides)
+    return ZhenForConditionalGeneration(config).eval()
+
+
+def source(seed=0, length=9):
+    generator = torch.Generator().manual_seed(seed)
+    input_ids = torch.randint(6, 3000, (1, length), generator=generator)
+    input_ids[:, 0], input_ids[:, -1] = EN, EOS
+    return input_ids
+
+
+@pytest.mark.parametrize("overrides", [
+    {},
+    {"position_embedding_type": "rope"},
+    {"position_embedding_type": "learned", "normalize_before": False},
+])  # fmt: skip
+@pytest.mark.parametrize("weights", ["packed", "plain"])
+def test_a_session_drafting_decodes_one_text_as_generate(overrides, weights):
+    model = tiny_model(**overrides)
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=20)
+    with FastDecoder(model, weights=weights, drafts=True) as decoder:
+        for seed in range(4):
+            input_ids = source(seed, length=6 + seed)
+            expected = model.generate(input_ids=input_ids, do_sample=False, **options)
+            assert torch.equal(decoder.generate(input_ids, **options), expected)
+            min_tokens = model.generate(input_ids=input_ids, do_sample=False, min_new_tokens=8, **options)
+            assert torch.equal(decoder.generate(input_ids, min_new_tokens=8, **options), min_tokens)
+        assert decoder.draft_session is not None
+    assert decoder.draft_session is None and type(model.lm_head) is torch.nn.Linear  # closed, the model as it was
+
+
+@pytest.mark.parametrize("program", ["scripted", "in Python", "layers' forwards"])
+@torch.inference_mode()
+def test_several_positions_in_one_pass_are_those_steps_compute(program):
+    """`DecoderSteps.steps` (the check of drafted tokens) gives the hidden states of as many `step`s, and leaves the
+    cache as they do: the next step after it is the next step after them; through the layers' program, compiled or
+    not, and through their forwards."""
+    model = tiny_model(position_embedding_type="rope")
+    input_ids = source()
+    tokens = torch.tensor([EOS, ZH, 17, 933, 41, 7])
+    inline, script = program != "layers' forwards", program == "scripted"
+    with FastDecoder(model, weights="packed", inline_layers=inline, script_layers=script) as decoder:
+        one_by_one = decoder.decoder_steps(input_ids, torch.ones_like(input_ids), 1, 12)
+        expected = torch.cat([one_by_one.step(tokens[i : i + 1], i) for i in range(6)])
+        expected_next = one_by_one.step(torch.tensor([99]), 6)
+        at_once = decoder.decoder_steps(input_ids, torch.ones_like(input_ids), 1, 12)
+        assert at_once.step(tokens[:1], 0).shape == (1, model.config.d_model)
+        found = torch.cat([at_once.step(tokens[:1], 0), at_once.steps(tokens[1:], 1)])
+        torch.testing.assert_close(found, expected, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(at_once.step(torch.tensor([99]), 6), expected_next, rtol=1e-5, atol=1e-5)
+
+
+def test_the_draft_is_int8_shares_the_rest_and_leaves_the_model_as_it_was():
+    model = tiny_model()
+    state = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    draft = int8_draft(model)
+    assert is_quantized(draft.get_decoder()) and is_quantized(draft.lm_head)
+    assert not is_quantized(draft.get_encoder()) and not is_quantized(model)
+    assert draft.get_encoder().layers[0].mlp.fc1.weight is model.get_encoder().layers[0].mlp.fc1.weight
+    assert draft.get_decoder().embed_tokens.weight is model.get_decoder().embed_tokens.weight
+    assert all(torch.equal(tensor, state[name]) for name, tensor in model.state_dict().items())
+    assert not any(hasattr(module, "qconfig") for module in model.modules())
+
+
+@torch.inference_mode(False)
+def test_a_kept_draft_never_serves_changed_weights():
+    """The draft is made once per model; a change to a decoder or head weight makes a new one (a stale draft would
+    not change the tokens, only slow them: this checks it is not kept)."""
+    model = tiny_model()
+    with FastDecoder(model, drafts=True) as decoder:
+        decoder.generate(source(), forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
+        first = decoder.draft_session.model
+    assert int8_draft(model) is first
+    with torch.no_grad():
+        model.get_decoder().layers[1].mlp.fc2.weight.mul_(1.5)
+    assert int8_draft(model) is not first
+
+
+def test_drafting_is_on_by_default_for_a_large_float32_decoder_only(monkeypatch):
+    model = tiny_model()
+    with hardware.forced(cpu_bf16="emulated"):
+        with FastDecoder(model) as decoder:
+            assert decoder.weights == "packed" and not decoder.drafts  # a small decoder: its steps cost their calls
+        monkeypatch.setattr(draft_decoding, "MIN_DECODER_WEIGHTS", 0)
+        with FastDecoder(model) as decoder:
+            assert decoder.drafts
+        with hardware.forced(fbgemm="off"), FastDecoder(model) as decoder:
+            assert not decoder.drafts
+    with hardware.forced(cpu_bf16="native"), FastDecoder(model) as decoder:
+        assert decoder.weights == "bf16" and not decoder.drafts
+
+
+def test_a_batch_of_several_sentences_and_beam_search_do_not_draft(monkeypatch):
+    model = tiny_model()
+    calls = []
+    monkeypatch.setattr("zhen.fast_generation.drafted_greedy_search", lambda *a, **k: calls.append(1))
+    input_ids = torch.cat([source(0), source(1)])
+    with FastDecoder(model, drafts=True) as decoder:
+        decoder.generate(input_ids, forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
+        decoder.generate(input_ids[:1], forced_bos_token_id=ZH, num_beams=4, max_new_tokens=6)
+        assert decoder.draft_session is None and not calls
+
+
+def test_drafting_on_a_gpu_is_refused():
+    model = tiny_model().to("meta")
+    with pytest.raises(ValueError, match="CPU only"):
+        FastDecoder(model, drafts=True)
