@@ -85,16 +85,22 @@ def test_drafted_search_returns_greedy_searchs_tokens(wrong, options):
 
 
 def test_a_right_draft_saves_passes_and_a_wrong_one_costs_none():
-    """With every drafted token right, a pass of the model yields `DRAFT_TOKENS + 1` tokens; with every one wrong, one
-    token a pass, as greedy search."""
+    """A check that keeps every drafted token drafts two more next time (up to `MAX_DRAFT_TOKENS`), one that does not
+    one fewer (down to 1): with every drafted token right a pass of the model yields all of them and its own next
+    one; with every one wrong, one token a pass, as greedy search, and the draft shrinks to one token."""
     rule = rule_of(0, eos_share=0.0)
     options = {**OPTIONS, "max_length": 42}
     right, wrong = RuleSteps(rule), RuleSteps(rule)
     drafted_greedy_search(right, RuleSteps(rule), **options)
-    drafted_greedy_search(wrong, RuleSteps(wrong_at(rule, 1.0, 0)), **options)
-    generated = options["max_length"] - 1  # the forced language code, then 40 tokens
-    assert right.passes == 1 + -(-(generated - 1) // (draft_decoding.DRAFT_TOKENS + 1))
-    assert wrong.passes == generated
+    shrunk = draft_decoding.DraftLength()
+    drafted_greedy_search(wrong, RuleSteps(wrong_at(rule, 1.0, 0)), **options, draft_length=shrunk)
+    length, passes, count = 2, 1, draft_decoding.DRAFT_TOKENS  # the start token and the forced language code
+    while length < options["max_length"]:
+        drafted = min(count, options["max_length"] - 1 - length)
+        length, passes = length + max(drafted, 0) + 1, passes + 1
+        count = min(draft_decoding.MAX_DRAFT_TOKENS, count + 2)
+    assert right.passes == passes < 10
+    assert wrong.passes == options["max_length"] - 1 and shrunk.tokens == 1
 
 
 def tiny_model(seed=0, **overrides) -> ZhenForConditionalGeneration:
@@ -127,6 +133,7 @@ def test_a_session_drafting_decodes_one_text_as_generate(overrides, weights):
             min_tokens = model.generate(input_ids=input_ids, do_sample=False, min_new_tokens=8, **options)
             assert torch.equal(decoder.generate(input_ids, min_new_tokens=8, **options), min_tokens)
         assert decoder.draft_session is not None
+    assert 1 <= int8_draft(model).draft_length.tokens <= draft_decoding.MAX_DRAFT_TOKENS  # kept with the draft
     assert decoder.draft_session is None and type(model.lm_head) is torch.nn.Linear  # closed, the model as it was
 
 
@@ -159,6 +166,10 @@ def test_the_draft_is_int8_shares_the_rest_and_leaves_the_model_as_it_was():
     assert not is_quantized(draft.get_encoder()) and not is_quantized(model)
     assert draft.get_encoder().layers[0].mlp.fc1.weight is model.get_encoder().layers[0].mlp.fc1.weight
     assert draft.get_decoder().embed_tokens.weight is model.get_decoder().embed_tokens.weight
+    layer = draft.get_decoder().layers[0]
+    assert all(is_quantized(m) for m in (layer.self_attn.qkv_proj, layer.encoder_attn.q_proj, layer.mlp.fc2))
+    source_projection = layer.encoder_attn.kv_proj  # the model's keys and values of the source serve
+    assert source_projection.weight is model.get_decoder().layers[0].encoder_attn.kv_proj.weight
     assert all(torch.equal(tensor, state[name]) for name, tensor in model.state_dict().items())
     assert not any(hasattr(module, "qconfig") for module in model.modules())
 
@@ -191,6 +202,23 @@ def test_drafting_is_on_by_default_for_a_large_float32_decoder_only(monkeypatch)
         assert decoder.weights == "bf16" and not decoder.drafts
 
 
+def test_by_default_a_model_drafts_from_its_draft_after_th_one_text_call(monkeypatch):
+    """Making the draft costs what tens of drafted calls save: a one-off call never drafts; `drafts=True` does."""
+    model = tiny_model(seed=1)
+    monkeypatch.setattr(draft_decoding, "MIN_DECODER_WEIGHTS", 0)
+    monkeypatch.setattr(draft_decoding, "DRAFT_AFTER", 3)
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
+    drafted = []
+    for call in range(5):
+        with FastDecoder(model) as decoder:
+            decoder.generate(source(call), **options)
+            drafted.append(decoder.draft_session is not None)
+    assert drafted == [False, False, False, True, True]
+    with FastDecoder(tiny_model(seed=2), drafts=True) as decoder:
+        decoder.generate(source(), **options)
+        assert decoder.draft_session is not None
+
+
 def test_a_batch_of_several_sentences_and_beam_search_do_not_draft(monkeypatch):
     model = tiny_model()
     calls = []
@@ -199,6 +227,12 @@ def test_a_batch_of_several_sentences_and_beam_search_do_not_draft(monkeypatch):
     with FastDecoder(model, drafts=True) as decoder:
         decoder.generate(input_ids, forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
         decoder.generate(input_ids[:1], forced_bos_token_id=ZH, num_beams=4, max_new_tokens=6)
+        assert decoder.draft_session is None and not calls
+    expected = model.generate(input_ids=input_ids[:1], forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
+    with FastDecoder(model, drafts=True, cuda_graphs=True) as decoder:  # static steps: as on a GPU, never drafted
+        assert torch.equal(
+            decoder.generate(input_ids[:1], forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6), expected
+        )
         assert decoder.draft_session is None and not calls
 
 

@@ -3,8 +3,8 @@
 own int8 copy as the draft).
 
 A step of one sentence multiplies a single row by every weight of the decoder: at transformer-base width on a CPU
-it runs at the memory's rate, and checking several tokens costs about what one costs. An int8 copy of the decoder
-and LM head, which reads a quarter of the bytes, proposes the next `DRAFT_TOKENS` tokens one step at a time; the
+it runs at the memory's rate, and checking several tokens costs little more than one. An int8 copy of the decoder
+and LM head, which reads a quarter of the bytes, proposes the next few tokens one step at a time ([`DraftLength`]); the
 float32 model then computes all of them in one pass ([`zhen.fast_generation.DecoderSteps.steps`]) and keeps the
 drafted tokens it would have chosen itself, followed by its own choice after them. The output is float32 greedy
 search's (up to float32 rounding between products of one and of several rows); what drafting changes is how many
@@ -22,9 +22,21 @@ from . import fast_generation
 from .quantization import quantize_parts
 
 
-DRAFT_TOKENS = 4  # drafted tokens a pass of the float32 model checks
+DRAFT_TOKENS = 4  # drafted tokens a pass of the float32 model checks, at first ([`DraftLength`])
+MAX_DRAFT_TOKENS = 8
 # Decoder weights (elements) from which a step of one row reads more than the caches keep, and drafting pays.
 MIN_DECODER_WEIGHTS = 12 << 20
+
+
+# One-text greedy calls of a model before its draft is made: making it takes about what this many drafted calls
+# save, so a one-off call (`zhen-translate "..."`) never pays it.
+DRAFT_AFTER = 32
+
+
+def draft_due(model) -> bool:
+    """Counting this call, whether `model` has had more than `DRAFT_AFTER` one-text greedy calls, or has a draft."""
+    calls = _CALLS[model] = _CALLS.get(model, 0) + 1
+    return calls > DRAFT_AFTER or model in _DRAFTS
 
 
 def drafting_pays(model) -> bool:
@@ -35,15 +47,16 @@ def drafting_pays(model) -> bool:
 
 
 def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Module:
-    """The draft of `model`: a copy whose decoder projections and LM head are dynamic int8
-    (`zhen.quantization.quantize_dynamic`'s), sharing every other weight (embeddings, norms, the encoder) with
-    `model`; made from `model`'s own modules where a decoding session swapped others in (`originals`: the own module
-    by the id of the one in its place). Kept for `model`'s later calls while the decoder's and the head's weights
-    stay as they are."""
+    """The draft of `model`: a copy whose decoder projections (but the source's keys and values, which it takes from
+    `model`: [`zhen.fast_generation.FastDecoder.draft_steps`]) and LM head are dynamic int8
+    (`zhen.quantization.quantize_dynamic`'s, FBGEMM's also for the head: the faster one for one row), sharing every
+    other weight with `model`; made from `model`'s own modules where a decoding session swapped others in
+    (`originals`: the own module by the id of the one in its place). Kept for `model`'s later calls while the weights
+    it copies stay as they are."""
     originals = originals or {}
     head = model.get_output_embeddings()
-    linears = [m for m in model.get_decoder().modules() if type(m) is nn.Linear]  # a session's hold them too
-    weights = [m.weight for m in (*linears, originals.get(id(head), head))]
+    names = _drafted_linears(model, originals)
+    weights = [module.weight for module in names.values()] + [originals.get(id(head), head).weight]
     kept = _DRAFTS.get(model)
     if kept is not None and fast_generation.WeightStamp.all_match(kept[0], weights):
         return kept[1]
@@ -51,20 +64,50 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
     for module_id, original in originals.items():
         shared[module_id] = copy.deepcopy(original, shared)
     draft = copy.deepcopy(model, shared).eval()
-    names = {module: name for name, module in draft.named_modules()}
-    quantize_parts(draft, [names[draft.get_decoder()], names[draft.get_output_embeddings()]])
+    head_name = next(name for name, module in draft.named_modules() if module is draft.get_output_embeddings())
+    quantize_parts(draft, [*names, head_name], onednn_head=False)
+    draft.draft_length = DraftLength()
     _DRAFTS[model] = [fast_generation.WeightStamp(weight) for weight in weights], draft
     return draft
 
 
+def _drafted_linears(model, originals: dict[int, nn.Module]) -> dict[str, nn.Module]:
+    """The decoder's own `nn.Linear`s a draft quantizes, by name in the model (in a session, the modules swapped in
+    for them hold them as `.linear`)."""
+    decoder = model.get_decoder()
+    prefix = next(name for name, module in model.named_modules() if module is decoder)
+    found = {}
+    for name, module in decoder.named_modules():
+        module = originals.get(id(module), module)
+        if type(module) is nn.Linear and name.rsplit(".", 1)[-1] not in ("kv_proj", "linear"):
+            found[f"{prefix}.{name}"] = module
+    return found
+
+
 _DRAFTS: "weakref.WeakKeyDictionary[nn.Module, tuple]" = weakref.WeakKeyDictionary()
+_CALLS: "weakref.WeakKeyDictionary[nn.Module, int]" = weakref.WeakKeyDictionary()
 
 
-def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
-                          max_length) -> torch.LongTensor:  # fmt: skip
+class DraftLength:
+    """How many tokens to draft for the next check: Transformers' schedule for assisted generation
+    (`num_assistant_tokens_schedule="heuristic"`), two more after a check that kept them all, one fewer after one
+    that did not, between 1 and `MAX_DRAFT_TOKENS`. A draft that is often wrong costs a step of the draft a check;
+    one that is right checks more tokens a pass. Kept with the draft, across calls ([`int8_draft`])."""
+
+    def __init__(self):
+        self.tokens = DRAFT_TOKENS
+
+    def update(self, drafted: int, kept: int):
+        self.tokens = min(MAX_DRAFT_TOKENS, self.tokens + 2) if kept == drafted else max(1, self.tokens - 1)
+
+
+def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos, min_new_tokens, max_length,
+                          draft_length: DraftLength | None = None) -> torch.LongTensor:  # fmt: skip
     """`zhen.fast_generation.greedy_search` of a batch of one sentence, `target`'s steps checking `draft`'s tokens
-    (both `DecoderSteps` of the same source). Steps whose token is forced or whose `</s>` is banned, and the last one
-    before a forced `</s>`, are the target's alone. Returns `(1, length)`: the start token and the generated ones."""
+    (both `DecoderSteps` of the same source), as many a check as `draft_length` says (a new [`DraftLength`] by
+    default). Steps whose token is forced or whose `</s>` is banned, and the last one before a forced `</s>`, are the
+    target's alone. Returns `(1, length)`: the start token and the generated ones."""
+    draft_length = draft_length or DraftLength()
     tokens = [start]
     drafted = 0  # positions of `tokens` whose keys and values the draft's cache holds
     while len(tokens) < max_length:
@@ -76,11 +119,12 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
             hidden_states = target.step(_tensor([tokens[-1]], target), length - 1)
             new = [forced if forced is not None else int(target.next_tokens(hidden_states, banned)[0])]
         else:
-            guesses = draft_next(draft, tokens, drafted, min(DRAFT_TOKENS, room))
+            guesses = draft_next(draft, tokens, drafted, min(draft_length.tokens, room))
             hidden_states = target.steps(_tensor([tokens[-1], *guesses], target), length - 1)
             chosen = target.next_tokens(hidden_states).tolist()
             accepted = next((i for i, (guess, own) in enumerate(zip(guesses, chosen)) if guess != own), len(guesses))
             new = [*guesses[:accepted], chosen[accepted]]
+            draft_length.update(len(guesses), accepted)
             drafted = min(length - 1 + len(guesses), length + accepted)
         for token in new:
             tokens.append(token)
@@ -90,14 +134,17 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
 
 
 def draft_next(draft, tokens: list[int], drafted: int, count: int) -> list[int]:
-    """`count` tokens after `tokens`, greedy, from `draft`'s steps: first over the positions from `drafted` on that
-    its cache does not hold yet."""
-    for position in range(drafted, len(tokens) - 1):
-        draft.step(_tensor([tokens[position]], draft), position)
-    guesses, last = [], tokens[-1]
-    for position in range(len(tokens) - 1, len(tokens) - 1 + count):
-        last = int(draft.next_tokens(draft.step(_tensor([last], draft), position))[0])
-        guesses.append(last)
+    """`count` tokens after `tokens`, greedy, from `draft`'s steps; the first from one pass over the positions from
+    `drafted` on, which its cache does not hold yet (after a check that kept every drafted token: the last of them and
+    the model's own next one)."""
+    last = len(tokens) - 1
+    if drafted < last:
+        hidden_states = draft.steps(_tensor(tokens[drafted:], draft), drafted)[-1:]
+    else:
+        hidden_states = draft.step(_tensor(tokens[-1:], draft), last)
+    guesses = [int(draft.next_tokens(hidden_states)[0])]
+    for position in range(last + 1, last + count):
+        guesses.append(int(draft.next_tokens(draft.step(_tensor(guesses[-1:], draft), position))[0]))
     return guesses
 
 

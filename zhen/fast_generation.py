@@ -56,7 +56,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMa
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
 from . import hardware, layer_steps
-from .draft_decoding import drafted_greedy_search, drafting_pays, int8_draft
+from .draft_decoding import draft_due, drafted_greedy_search, drafting_pays, int8_draft
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import (
@@ -162,9 +162,11 @@ class FastDecoder:
         drafts (`bool`, *optional*): greedy search of one sentence (one text a call) lets an int8 copy of the decoder
             draft the next tokens and checks them with the model's own in one pass
             ([`zhen.draft_decoding.drafted_greedy_search`]): greedy search's tokens, in fewer passes over the
-            weights. The copy is made at the first such call and kept while the weights stay as they are. Defaults
-            to `True` in a float32 session on a CPU with FBGEMM whose decoder is large enough that a step of one row
-            reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]); CPU only.
+            weights. The copy is made once and kept while the weights stay as they are. By default in a float32
+            session on a CPU with FBGEMM whose decoder is large enough that a step of one row reads its weights at
+            the memory's rate ([`zhen.draft_decoding.drafting_pays`]), from the model's `DRAFT_AFTER`-th such call
+            on (making the copy takes what tens of drafted calls save); `True` drafts from the first call; CPU
+            only.
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
@@ -189,6 +191,7 @@ class FastDecoder:
         self.screen_argmax = on_cpu and (screen_works() if screen_argmax is None else screen_argmax)
         if drafts and not on_cpu:
             raise ValueError("drafts=True: the int8 draft runs on the CPU only; use drafts=False on a GPU.")
+        self.drafts_at_once = drafts is True  # asked for: from the first call (by default after `DRAFT_AFTER`)
         if drafts is None:
             drafts = self.weights == "packed" and current_hardware().fbgemm == "on" and drafting_pays(model)
         self.drafts = drafts
@@ -367,10 +370,12 @@ class FastDecoder:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         _DECODING.row_sums = self.attends_by_row_sums
-        drafted = self.drafts and num_beams == 1 and len(input_ids) == 1
+        one_text = num_beams == 1 and len(input_ids) == 1
+        drafted = self.drafts and one_text and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
         steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
         if drafted:
-            return drafted_greedy_search(steps, steps.draft, **options)
+            return drafted_greedy_search(steps, steps.draft, draft_length=self.draft_session.model.draft_length,
+                                         **options)  # fmt: skip
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if length_penalty is None:
@@ -406,13 +411,14 @@ class FastDecoder:
                 return StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
             steps = DecoderSteps(*arguments)
             if drafted:
-                steps.draft = self.draft_steps(encoder_states, attention_mask, max_length)
+                steps.draft = self.draft_steps(steps, encoder_states, attention_mask, max_length)
             return steps
 
-    def draft_steps(self, encoder_states: torch.Tensor, attention_mask: torch.Tensor,
+    def draft_steps(self, target: "DecoderSteps", encoder_states: torch.Tensor, attention_mask: torch.Tensor,
                     max_length: int) -> "DecoderSteps":  # fmt: skip
-        """The decoder steps of the model's int8 draft ([`zhen.draft_decoding.int8_draft`]) over `encoder_states`, in
-        a session of the draft opened with this one's first drafted call and closed with it."""
+        """The decoder steps of the model's int8 draft ([`zhen.draft_decoding.int8_draft`]) over the source of
+        `target` (the model's own steps), whose keys and values it attends to, in a session of the draft opened with
+        this one's first drafted call and closed with it."""
         with self.programs_lock:
             if self.draft_session is None:
                 originals = {id(parent._modules[name]): original for parent, name, original in self.swapped}
@@ -420,8 +426,9 @@ class FastDecoder:
                 self.draft_session = FastDecoder(draft, keep_copies=self.keep_copies).__enter__()
         draft = self.draft_session
         layer_steps = draft.layer_steps(draft.script_layers) if inline_layers_work(draft.model) else None
+        sources = [(layer.keys, layer.values) for layer in target.cache.layers]
         return DecoderSteps(draft.model, encoder_states, attention_mask, 1, max_length, None, draft.workspace,
-                            layer_steps)  # fmt: skip
+                            layer_steps, sources)  # fmt: skip
 
     def layer_steps(self, script: bool) -> "DecoderLayerSteps | None":
         """The decoder's layers as one program over this session's modules ([`zhen.layer_steps.decoder_layer_steps`]),
@@ -1132,12 +1139,14 @@ class DecoderSteps:
 
     def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int,
                  attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None,
-                 layer_steps: "DecoderLayerSteps | None" = None):  # fmt: skip
+                 layer_steps: "DecoderLayerSteps | None" = None,
+                 source_keys_values: list[tuple[torch.Tensor, torch.Tensor]] | None = None):  # fmt: skip
         """`attention_dtype`: what the decoder's attention computes in, where the encoder's output comes in another
         (a bf16 session: bf16 encoder output, float32 attention); by default the encoder output's. `workspace`: the
         session's kept memory (by default new memory). `layer_steps`: the decoder's layers as one program
         ([`zhen.layer_steps.DecoderLayerSteps`], scripted or not) that steps run instead of the layers' forwards
-        (the model must allow it: [`inline_layers_work`])."""
+        (the model must allow it: [`inline_layers_work`]). `source_keys_values`: each layer's keys and values of the
+        source where they are known (a draft's: its model's, [`FastDecoder.draft_steps`]); by default projected."""
         self.decoder = model.get_decoder()
         self.layer_steps = layer_steps
         self.lm_head = model.lm_head
@@ -1151,11 +1160,12 @@ class DecoderSteps:
                 f"{model.config.max_position_embeddings} of this {model.config.position_embedding_type} position "
                 "table; lower max_new_tokens."
             )
+        if source_keys_values is None:
+            source_keys_values = [
+                layer.encoder_attn.source_keys_and_values(encoder_hidden_states, None) for layer in self.decoder.layers
+            ]
         self.cache = self.new_cache(
-            [layer.encoder_attn.source_keys_and_values(encoder_hidden_states, None) for layer in self.decoder.layers],
-            attention_dtype or encoder_hidden_states.dtype,
-            workspace,
-            num_beams,
+            source_keys_values, attention_dtype or encoder_hidden_states.dtype, workspace, num_beams
         )
         self.cache.allocate(self.rows, max_length)
         # Additive source mask (batch, 1, 1, source), in float32 like the scores it is added to.

@@ -51,7 +51,8 @@ AUTO_MAP = {
 # The `translation` pipeline (Transformers 5 removed its own) and the decoder it translates with, copied beside the
 # model code when a model is saved.
 PIPELINE_FILES = (
-    "pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "screened_argmax.py", "hardware.py"
+    "pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "screened_argmax.py", "draft_decoding.py",
+    "quantization.py", "hardware.py",
 )  # fmt: skip
 CUSTOM_PIPELINES = {
     "translation": {

@@ -25,9 +25,11 @@ def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     return quantize_parts(copy.deepcopy(model).float().eval(), per_channel=per_channel)
 
 
-def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel: bool = True) -> nn.Module:
+def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel: bool = True,
+                   onednn_head: bool = True) -> nn.Module:  # fmt: skip
     """[`quantize_dynamic`] in place: the `nn.Linear` layers of `model`'s submodules named `parts` (all of them by
-    default) replaced by dynamic int8 ones; returns `model`."""
+    default) replaced by dynamic int8 ones, the LM head packed for oneDNN where [`quantize_dynamic`] packs it
+    (`onednn_head`); returns `model`."""
     from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
@@ -41,7 +43,8 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
         if isinstance(module, torch.ao.nn.quantized.dynamic.Linear):
             module.packed_for = torch.backends.quantized.engine
     head = quantized.get_output_embeddings() if hasattr(quantized, "get_output_embeddings") else None
-    if hardware.current().onednn_int8 == "on" and isinstance(head, torch.ao.nn.quantized.dynamic.Linear):
+    int8_head = isinstance(head, torch.ao.nn.quantized.dynamic.Linear)
+    if onednn_head and int8_head and hardware.current().onednn_int8 == "on":
         pack_for(head, "onednn")
     return quantized
 

@@ -9,6 +9,8 @@ import zhen  # noqa: E402
 from probes import alternate_per_call, checkpoint_and_pairs, time_methods  # noqa: E402
 from zhen import draft_decoding, fast_generation  # noqa: E402
 
+draft_decoding.DRAFT_AFTER = 0  # steady state: the draft from the first drafted call on
+
 model, tokenizer, rows = checkpoint_and_pairs(sys.argv[1])
 count, rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 16, int(sys.argv[3]) if len(sys.argv) > 3 else 3
 for source, target in (("en", "zh"), ("zh", "en")):
