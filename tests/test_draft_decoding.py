@@ -87,20 +87,21 @@ def test_drafted_search_returns_greedy_searchs_tokens(wrong, options):
 def test_a_right_draft_saves_passes_and_a_wrong_one_costs_none():
     """A check that keeps every drafted token drafts two more next time (up to `MAX_DRAFT_TOKENS`), one that does not
     one fewer (down to 1): with every drafted token right a pass of the model yields all of them and its own next
-    one; with every one wrong, one token a pass, as greedy search, and the draft shrinks to one token."""
+    one; with every one wrong, one token a pass, as greedy search, and the draft shrinks to one token. The forced
+    language code costs no pass of its own."""
     rule = rule_of(0, eos_share=0.0)
     options = {**OPTIONS, "max_length": 42}
     right, wrong = RuleSteps(rule), RuleSteps(rule)
     drafted_greedy_search(right, RuleSteps(rule), **options)
     shrunk = draft_decoding.DraftLength()
     drafted_greedy_search(wrong, RuleSteps(wrong_at(rule, 1.0, 0)), **options, draft_length=shrunk)
-    length, passes, count = 2, 1, draft_decoding.DRAFT_TOKENS  # the start token and the forced language code
+    length, passes, count = 2, 0, draft_decoding.DRAFT_TOKENS  # the start token and the forced language code
     while length < options["max_length"]:
         drafted = min(count, options["max_length"] - 1 - length)
         length, passes = length + max(drafted, 0) + 1, passes + 1
         count = min(draft_decoding.MAX_DRAFT_TOKENS, count + 2)
     assert right.passes == passes < 10
-    assert wrong.passes == options["max_length"] - 1 and shrunk.tokens == 1
+    assert wrong.passes == options["max_length"] - 2 and shrunk.tokens == 1  # a forced token costs no pass
 
 
 def tiny_model(seed=0, **overrides) -> ZhenForConditionalGeneration:

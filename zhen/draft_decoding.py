@@ -105,27 +105,30 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
                           draft_length: DraftLength | None = None) -> torch.LongTensor:  # fmt: skip
     """`zhen.fast_generation.greedy_search` of a batch of one sentence, `target`'s steps checking `draft`'s tokens
     (both `DecoderSteps` of the same source), as many a check as `draft_length` says (a new [`DraftLength`] by
-    default). Steps whose token is forced or whose `</s>` is banned, and the last one before a forced `</s>`, are the
-    target's alone. Returns `(1, length)`: the start token and the generated ones."""
+    default). A forced token costs no step (the next pass computes its position); a step whose `</s>` is banned, and
+    the last before a forced `</s>`, are the target's alone. Returns `(1, length)`: the start token and the generated
+    ones."""
     draft_length = draft_length or DraftLength()
     tokens = [start]
-    drafted = 0  # positions of `tokens` whose keys and values the draft's cache holds
+    checked = drafted = 0  # positions of `tokens` whose keys and values the target's / the draft's cache holds
     while len(tokens) < max_length:
         length = len(tokens)
         forced = fast_generation._forced_token(length, max_length, forced_bos, forced_eos)
         banned = eos if eos is not None and length - 1 < min_new_tokens else None
         room = max_length - 1 - length - (forced_eos is not None)
-        if forced is not None or banned is not None or room < 1:
-            hidden_states = target.step(_tensor([tokens[-1]], target), length - 1)
-            new = [forced if forced is not None else int(target.next_tokens(hidden_states, banned)[0])]
+        if forced is not None:
+            new = [forced]
+        elif banned is not None or room < 1:
+            hidden_states = run_from(target, tokens, checked)[-1:]
+            new, checked = [int(target.next_tokens(hidden_states, banned)[0])], length
         else:
             guesses = draft_next(draft, tokens, drafted, min(draft_length.tokens, room))
-            hidden_states = target.steps(_tensor([tokens[-1], *guesses], target), length - 1)
+            hidden_states = run_from(target, [*tokens, *guesses], checked)[length - 1 - checked :]
             chosen = target.next_tokens(hidden_states).tolist()
             accepted = next((i for i, (guess, own) in enumerate(zip(guesses, chosen)) if guess != own), len(guesses))
             new = [*guesses[:accepted], chosen[accepted]]
             draft_length.update(len(guesses), accepted)
-            drafted = min(length - 1 + len(guesses), length + accepted)
+            checked, drafted = length + accepted, min(length - 1 + len(guesses), length + accepted)
         for token in new:
             tokens.append(token)
             if token == eos:
@@ -137,15 +140,18 @@ def draft_next(draft, tokens: list[int], drafted: int, count: int) -> list[int]:
     """`count` tokens after `tokens`, greedy, from `draft`'s steps; the first from one pass over the positions from
     `drafted` on, which its cache does not hold yet (after a check that kept every drafted token: the last of them and
     the model's own next one)."""
-    last = len(tokens) - 1
-    if drafted < last:
-        hidden_states = draft.steps(_tensor(tokens[drafted:], draft), drafted)[-1:]
-    else:
-        hidden_states = draft.step(_tensor(tokens[-1:], draft), last)
-    guesses = [int(draft.next_tokens(hidden_states)[0])]
-    for position in range(last + 1, last + count):
+    guesses = [int(draft.next_tokens(run_from(draft, tokens, drafted)[-1:])[0])]
+    for position in range(len(tokens), len(tokens) + count - 1):
         guesses.append(int(draft.next_tokens(draft.step(_tensor(guesses[-1:], draft), position))[0]))
     return guesses
+
+
+def run_from(steps, tokens: list[int], position: int) -> torch.Tensor:
+    """The hidden states of `tokens[position:]` at their positions, `steps`' cache holding those before: one step,
+    or one pass over several."""
+    if position == len(tokens) - 1:
+        return steps.step(_tensor(tokens[-1:], steps), position)
+    return steps.steps(_tensor(tokens[position:], steps), position)
 
 
 def _tensor(tokens: list[int], steps) -> torch.LongTensor:
