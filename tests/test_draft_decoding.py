@@ -237,7 +237,10 @@ def test_a_batch_of_several_sentences_and_beam_search_do_not_draft(monkeypatch):
         assert decoder.draft_session is None and not calls
 
 
-def test_drafting_on_a_gpu_is_refused():
-    model = tiny_model().to("meta")
+def test_drafting_on_a_gpu_or_from_bf16_weights_is_refused():
     with pytest.raises(ValueError, match="CPU only"):
-        FastDecoder(model, drafts=True)
+        FastDecoder(tiny_model().to("meta"), drafts=True)
+    with pytest.raises(ValueError, match="float32 weights"):
+        FastDecoder(tiny_model().to(torch.bfloat16), drafts=True)
+    with FastDecoder(tiny_model().to(torch.bfloat16)) as decoder:
+        assert not decoder.drafts

@@ -24,10 +24,9 @@ from .quantization import quantize_parts
 
 DRAFT_TOKENS = 4  # drafted tokens a pass of the float32 model checks, at first ([`DraftLength`])
 MAX_DRAFT_TOKENS = 8
-# Decoder weights (elements) from which a step of one row reads more than the caches keep, and drafting pays.
+# Decoder weights (elements) from which drafting pays: below, a step of one row costs its operations more than its
+# bytes, int8 or not.
 MIN_DECODER_WEIGHTS = 12 << 20
-
-
 # One-text greedy calls of a model before its draft is made: making it takes about what this many drafted calls
 # save, so a one-off call (`zhen-translate "..."`) never pays it.
 DRAFT_AFTER = 32

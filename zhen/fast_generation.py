@@ -191,6 +191,10 @@ class FastDecoder:
         self.screen_argmax = on_cpu and (screen_works() if screen_argmax is None else screen_argmax)
         if drafts and not on_cpu:
             raise ValueError("drafts=True: the int8 draft runs on the CPU only; use drafts=False on a GPU.")
+        if drafts and model.get_output_embeddings().weight.dtype != torch.float32:
+            raise ValueError(
+                "drafts=True: the int8 draft is made from float32 weights; use model.float() or drafts=False."
+            )
         self.drafts_at_once = drafts is True  # asked for: from the first call (by default after `DRAFT_AFTER`)
         if drafts is None:
             drafts = self.weights == "packed" and current_hardware().fbgemm == "on" and drafting_pays(model)
