@@ -220,14 +220,15 @@ def test_by_default_a_model_drafts_from_its_draft_after_th_one_text_call(monkeyp
         assert decoder.draft_session is not None
 
 
-def test_a_batch_of_several_sentences_and_beam_search_do_not_draft(monkeypatch):
+def test_a_batch_of_several_sentences_does_not_draft(monkeypatch):
     model = tiny_model()
     calls = []
     monkeypatch.setattr("zhen.fast_generation.drafted_greedy_search", lambda *a, **k: calls.append(1))
+    monkeypatch.setattr("zhen.fast_generation.drafted_beam_search", lambda *a, **k: calls.append(1))
     input_ids = torch.cat([source(0), source(1)])
     with FastDecoder(model, drafts=True) as decoder:
         decoder.generate(input_ids, forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
-        decoder.generate(input_ids[:1], forced_bos_token_id=ZH, num_beams=4, max_new_tokens=6)
+        decoder.generate(input_ids, forced_bos_token_id=ZH, num_beams=4, max_new_tokens=6)
         assert decoder.draft_session is None and not calls
     expected = model.generate(input_ids=input_ids[:1], forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
     with FastDecoder(model, drafts=True, cuda_graphs=True) as decoder:  # static steps: as on a GPU, never drafted

@@ -65,7 +65,7 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
     draft = copy.deepcopy(model, shared).eval()
     head_name = next(name for name, module in draft.named_modules() if module is draft.get_output_embeddings())
     quantize_parts(draft, [*names, head_name], onednn_head=False)
-    draft.draft_length = DraftLength()
+    draft.draft_length, draft.beam_draft_length = DraftLength(), DraftLength()
     _DRAFTS[model] = [fast_generation.WeightStamp(weight) for weight in weights], draft
     return draft
 
@@ -133,6 +133,116 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
             if token == eos:
                 return _tensor(tokens, target)[None]
     return _tensor(tokens, target)[None]
+
+
+def drafted_beam_search(target, draft, num_beams: int, length_penalty: float, early_stopping: bool | str,
+                        num_return_sequences: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
+                        max_length, draft_length: DraftLength | None = None) -> torch.LongTensor:  # fmt: skip
+    """`zhen.fast_generation.beam_search` of a batch of one sentence, `target`'s steps checking a tree of `draft`'s
+    beams (both `DecoderSteps` of the same source with `num_beams` beams). From the search's beams, the draft runs
+    `draft_length.tokens` steps of the same beam search on its own log-probabilities; the model computes the tree of
+    its beams in one pass (level `j`'s `num_beams` nodes at the position after the search's, [`tree_origins`]) and
+    goes on with its own search over the tree while the beams it keeps are nodes of it, then one step more. The
+    beams' shared first steps are both models' in one row. Returns what `beam_search` returns."""
+    draft_length = draft_length or DraftLength()
+    K = num_beams
+    search = fast_generation.BeamSearch(target.device, 1, K, length_penalty, early_stopping, eos, pad, start,
+                                        max_length)  # fmt: skip
+    processors = dict(max_length=max_length, eos=eos, forced_bos=forced_bos, forced_eos=forced_eos,
+                      min_new_tokens=min_new_tokens)  # fmt: skip
+    first_choice = 2 if fast_generation._forced_token(1, max_length, forced_bos, forced_eos) is not None else 1
+    for steps in (target, draft):
+        steps.one_row_per_sentence()
+    for cur_len in range(1, first_choice + 1):
+        tokens = search.last_tokens(cur_len, shared=True)
+        draft.step(tokens, cur_len - 1)
+        hidden_states = target.step(tokens, cur_len - 1)
+        rows = search.choose(fast_generation.beam_log_probs(target, hidden_states, cur_len, **processors), cur_len)
+        if rows is None:
+            return search.sequences(num_return_sequences)
+    for steps in (target, draft):
+        steps.expand(rows // K, first_choice)
+    cur_len, lagging = first_choice + 1, None  # lagging: tree nodes the draft did not compute, parents of the beams
+    while cur_len < max_length:
+        position = cur_len - 1  # of the search's last tokens, the tree's first level
+        history = target.cache.origins[:, :position]
+        draft.cache.follow(history, position)
+        parents, tokens = draft_beams(draft, search, cur_len, min(draft_length.tokens, max_length - cur_len),
+                                      lagging, processors)  # fmt: skip
+        origins = tree_origins(history, parents)
+        hidden_states = target.steps(torch.cat([search.last_tokens(cur_len), *tokens]), position, origins)
+        logits = target.logits(hidden_states)
+        slots, level = torch.arange(K, device=target.device), 0  # the tree node of each beam of the search
+        while True:
+            beams_logits = logits.index_select(0, level * K + slots)  # row i: the node of the search's beam i
+            log_probs = fast_generation.beam_log_probs(target, None, cur_len + level, logits=beams_logits,
+                                                       **processors)  # fmt: skip
+            rows = search.choose(log_probs, cur_len + level)
+            if rows is None:
+                return search.sequences(num_return_sequences)
+            parent_nodes = level * K + slots[rows]
+            level += 1
+            if level > len(tokens):
+                break
+            slots = _drafted_slots(
+                parents[level - 1], tokens[level - 1], slots[rows], search.running[0, :, cur_len + level - 1]
+            )
+            if slots is None:
+                break
+        draft_length.update(len(tokens), level - 1 if slots is None else len(tokens))
+        target.cache.follow(origins[parent_nodes], position + level)
+        lagging = (tokens[-1], origins[-K:]) if level > len(tokens) and tokens else None
+        cur_len += level
+    return search.sequences(num_return_sequences)
+
+
+def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: dict):
+    """Up to `levels` steps of `search`'s beam search from `cur_len` on by `draft`, on a copy of its state: for each,
+    the slot each new beam continues in the level before and its token, `(beams,)` each. `lagging`: the tokens and
+    tree origins of the nodes before the search's last tokens whose keys and values `draft` has not computed."""
+    search = copy.copy(search)
+    tokens = search.last_tokens(cur_len)
+    if lagging is None:
+        hidden_states = draft.step(tokens, cur_len - 1)
+    else:
+        last, origins = lagging
+        own = torch.arange(len(tokens), device=tokens.device)[:, None]
+        ours = torch.cat([draft.cache.origins[:, : cur_len - 1], own], 1)
+        both = torch.cat([torch.cat([origins[:, : cur_len - 1], own], 1), ours])
+        hidden_states = draft.steps(torch.cat([last, tokens]), cur_len - 2, both)[len(tokens) :]
+    parents, drafted = [], []
+    for level in range(levels):
+        if level:
+            hidden_states = draft.step(drafted[-1], cur_len - 1 + level)
+        log_probs = fast_generation.beam_log_probs(draft, hidden_states, cur_len + level, **processors)
+        rows = search.choose(log_probs, cur_len + level)
+        if rows is None:
+            break
+        draft.reorder(rows, cur_len + level)
+        parents.append(rows)
+        drafted.append(search.running[0, :, cur_len + level])
+    return parents, drafted
+
+
+def tree_origins(history: torch.LongTensor, parents: list[torch.LongTensor]) -> torch.LongTensor:
+    """Where each node of a tree of beams finds its history in a [`zhen.fast_generation.LineageCache`]: `history`
+    `(beams, position)`, the slots of the beams' histories before the tree; `parents[j]`, the slot in level `j` that
+    node `i` of level `j + 1` continues. Returns `(levels * beams, position + levels)`: node `i` of a level in slot
+    `i` at its own position (and, past it, where it is not looked at)."""
+    beams, levels = len(history), 1 + len(parents)
+    own = torch.arange(beams, device=history.device)[:, None].expand(beams, levels)
+    nodes = [torch.cat([history, own], 1)]
+    for level, rows in enumerate(parents, 1):
+        nodes.append(torch.cat([nodes[-1][rows, : history.shape[1] + level], own[:, level:]], 1))
+    return torch.cat(nodes)
+
+
+def _drafted_slots(parents, tokens, beam_slots, beam_tokens) -> torch.LongTensor | None:
+    """The slot of each new beam (continuing the node in slot `beam_slots[i]` with `beam_tokens[i]`) among a drafted
+    level's nodes (node `s` continues slot `parents[s]` with `tokens[s]`); None where one is not drafted."""
+    drafted = {(int(p), int(t)): s for s, (p, t) in enumerate(zip(parents.tolist(), tokens.tolist()))}
+    slots = [drafted.get((p, t)) for p, t in zip(beam_slots.tolist(), beam_tokens.tolist())]
+    return None if None in slots else torch.tensor(slots, device=beam_slots.device)
 
 
 def draft_next(draft, tokens: list[int], drafted: int, count: int) -> list[int]:

@@ -56,7 +56,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMa
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
 from . import hardware, layer_steps
-from .draft_decoding import draft_due, drafted_greedy_search, drafting_pays, int8_draft
+from .draft_decoding import draft_due, drafted_beam_search, drafted_greedy_search, drafting_pays, int8_draft
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import (
@@ -70,6 +70,7 @@ from .layer_steps import (
     kept_steps,
     rows_fit,
     submodules,
+    write_levels,
     write_step,
 )
 from .layer_steps import release as release_program
@@ -374,20 +375,27 @@ class FastDecoder:
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         _DECODING.row_sums = self.attends_by_row_sums
-        one_text = num_beams == 1 and len(input_ids) == 1
+        if num_beams > 1:
+            if length_penalty is None:
+                length_penalty = 1.0 if config.length_penalty is None else config.length_penalty
+            if early_stopping is None:
+                early_stopping = config.early_stopping or False
+            if not 1 <= num_return_sequences <= num_beams:
+                raise ValueError(
+                    f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}"
+                )
+        one_text = len(input_ids) == 1
         drafted = self.drafts and one_text and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
         steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
-        if drafted:
+        if drafted and num_beams == 1:
             return drafted_greedy_search(steps, steps.draft, draft_length=self.draft_session.model.draft_length,
                                          **options)  # fmt: skip
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
-        if length_penalty is None:
-            length_penalty = 1.0 if config.length_penalty is None else config.length_penalty
-        if early_stopping is None:
-            early_stopping = config.early_stopping or False
-        if not 1 <= num_return_sequences <= num_beams:
-            raise ValueError(f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}")
+        if drafted:
+            draft_length = self.draft_session.model.beam_draft_length
+            return drafted_beam_search(steps, steps.draft, num_beams, length_penalty, early_stopping,
+                                       num_return_sequences, draft_length=draft_length, **options)  # fmt: skip
         return beam_search(steps, len(input_ids), num_beams, length_penalty, early_stopping, num_return_sequences,
                            **options)  # fmt: skip
 
@@ -415,11 +423,11 @@ class FastDecoder:
                 return StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
             steps = DecoderSteps(*arguments)
             if drafted:
-                steps.draft = self.draft_steps(steps, encoder_states, attention_mask, max_length)
+                steps.draft = self.draft_steps(steps, encoder_states, attention_mask, max_length, num_beams)
             return steps
 
     def draft_steps(self, target: "DecoderSteps", encoder_states: torch.Tensor, attention_mask: torch.Tensor,
-                    max_length: int) -> "DecoderSteps":  # fmt: skip
+                    max_length: int, num_beams: int = 1) -> "DecoderSteps":  # fmt: skip
         """The decoder steps of the model's int8 draft ([`zhen.draft_decoding.int8_draft`]) over the source of
         `target` (the model's own steps), whose keys and values it attends to, in a session of the draft opened with
         this one's first drafted call and closed with it."""
@@ -431,7 +439,7 @@ class FastDecoder:
         draft = self.draft_session
         layer_steps = draft.layer_steps(draft.script_layers) if inline_layers_work(draft.model) else None
         sources = [(layer.keys, layer.values) for layer in target.cache.layers]
-        return DecoderSteps(draft.model, encoder_states, attention_mask, 1, max_length, None, draft.workspace,
+        return DecoderSteps(draft.model, encoder_states, attention_mask, num_beams, max_length, None, draft.workspace,
                             layer_steps, sources)  # fmt: skip
 
     def layer_steps(self, script: bool) -> "DecoderLayerSteps | None":
@@ -848,8 +856,8 @@ def decoding_attention(module, query, key, value, attention_mask, scaling, dropo
     if key.dim() == 5 and query.shape[2] == 1:
         columns, value_rows = decoding_cache.history(key.shape[2])
         return attend_history(query, key, value, scaling, columns, value_rows), None
-    if key.dim() == 5:  # several positions of one row a sentence ([`DecoderSteps.steps`]), under a causal mask
-        key, value = key[:, :, :, 0], value[:, :, :, 0]
+    if key.dim() == 5:  # several positions of one sentence ([`DecoderSteps.steps`]): every slot, under a mask
+        key, value = key.flatten(2, 3), value.flatten(2, 3)
     queries = len(query) // len(key) * query.shape[2]
     output = attend(query, key, value, attention_mask, scaling, row_index(key.transpose(-1, -2), queries),
                     row_index(value, queries))  # fmt: skip
@@ -1035,18 +1043,15 @@ class LineageCache(StaticDecodingCache):
         return self.sentences, heads, self.max_length, self.beams, head_dim
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Write the step's keys and values at `position`: one position a row, or several positions of one row a
-        sentence ([`DecoderSteps.steps`])."""
+        """Write the step's keys and values at `position`: one position a row, or a batch of one sentence's several
+        positions in one row, a slot's node after another ([`DecoderSteps.steps`])."""
         self.allocate_layer(layer_idx, key.shape[1], key.shape[3], key.dtype, key.device)
         keys, values = self.keys[layer_idx], self.values[layer_idx]
-        end = self.position + key.shape[2]
         if key.shape[2] == 1:
             write_step(keys, self.position, key)
             write_step(values, self.position, value)
-        else:
-            keys[:, :, self.position : end, 0] = key
-            values[:, :, self.position : end, 0] = value
-        return keys[:, :, :end], values[:, :, :end]
+            return keys[:, :, : self.position + 1], values[:, :, : self.position + 1]
+        return write_levels(keys, self.position, key), write_levels(values, self.position, value)
 
     def history(self, length: int) -> "tuple[torch.Tensor | None, RowIndex | None]":
         """For a step over `length` positions (once a step; its layers share it): where each row's history lies among
@@ -1078,6 +1083,12 @@ class LineageCache(StaticDecodingCache):
         self.origins[:, :length] = self.origins[:, :length].index_select(0, rows)
         self.found = None
 
+    def follow(self, origins: torch.LongTensor, length: int):
+        """Make each row's history the slots `origins` `(rows, >= length)` names up to `length`, its own slot after."""
+        self.origins[:, :length] = origins[:, :length]
+        self.origins[:, length:] = self.own_slots(self.rows)[:, length:]
+        self.found = None
+
     def expand(self, rows: torch.LongTensor, length: int):
         """From one row per sentence to `len(rows)`: row `i` continues the history of sentence `rows[i]`."""
         shared = self.origins
@@ -1106,7 +1117,8 @@ class Workspace:
     source's keys and values, the logits); fresh memory costs the CPU a page fault per 4 KiB page on first touch,
     kept memory none (`benchmarks/results/2026-11-26-session-workspace.md`). `empty(name, ...)` returns a
     tensor over the memory kept under `name`, which must not be in use any more: the caller's previous tensor of
-    that name is overwritten."""
+    that name is overwritten. Its memory is zeroed when first made: a cache's slots that a tree of beams masks out
+    ([`DecoderSteps.steps`]) must hold finite numbers, which weigh nothing."""
 
     def __init__(self):
         self.kept: dict[object, torch.Tensor] = {}
@@ -1116,7 +1128,7 @@ class Workspace:
         kept = self.kept.get(name)
         if kept is None or kept.dtype != dtype or kept.device != torch.device(device) or kept.numel() < size:
             grown = 2 * kept.numel() if kept is not None and kept.dtype == dtype else 0  # longer batches follow
-            kept = self.kept[name] = torch.empty(max(size, grown), dtype=dtype, device=device)
+            kept = self.kept[name] = torch.zeros(max(size, grown), dtype=dtype, device=device)
         return kept[:size].view(shape)
 
     def copy(self, name, tensor: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -1185,16 +1197,27 @@ class DecoderSteps:
         position_ids = torch.full((1, 1), position, dtype=torch.long, device=tokens.device)
         return self.run_layers(tokens[:, None], position_ids, None)  # one new token over its history: no mask
 
-    def steps(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
-        """The hidden states of a batch of one sentence (one row) after `tokens`, its next `len(tokens)` tokens from
-        `position` on, all in one pass (each attending to its history and the tokens before it): `(len(tokens),
-        d_model)`, what as many `step`s return, up to float32 rounding; the cache holds their keys and values."""
+    def steps(self, tokens: torch.LongTensor, position: int, origins: torch.LongTensor | None = None) -> torch.Tensor:
+        """The hidden states after several tokens of a batch of one sentence in one pass, `(len(tokens), d_model)`:
+        its next `len(tokens)` tokens from `position` on in one row, each attending to its history and the tokens
+        before it (what as many `step`s return, up to float32 rounding); or, with `origins`, a tree of its beams'
+        tokens: `levels` of one node a cache slot (`tokens` `(levels * beams,)`, level `j` at `position + j`), node
+        `r` attending to the slot `origins[r, p]` at each position `p` up to its own (`(levels * beams, position +
+        levels)`: its history, its ancestors in the tree and itself; [`zhen.draft_decoding.tree_origins`]). The
+        cache holds their keys and values, node `i` of a level in slot `i`."""
         self.cache.position = position
-        length = position + len(tokens)
-        position_ids = torch.arange(position, length, device=tokens.device)[None]
-        later = position_ids[0, :, None] < torch.arange(length, device=tokens.device)
-        causal = torch.zeros(later.shape, device=tokens.device).masked_fill_(later, torch.finfo(torch.float32).min)
-        return self.run_layers(tokens[None], position_ids, causal[None, None]).view(len(tokens), -1)
+        beams = 1 if origins is None else len(origins) // (origins.shape[1] - position)
+        levels = len(tokens) // beams
+        end = position + levels
+        if origins is None:
+            origins = torch.zeros((levels, end), dtype=torch.long, device=tokens.device)
+        node_positions = torch.arange(position, end, device=tokens.device).repeat_interleave(beams)
+        columns = torch.arange(end, device=tokens.device) * beams + origins
+        later = node_positions[:, None] < torch.arange(end, device=tokens.device)
+        lowest = torch.finfo(torch.float32).min
+        mask = torch.full((len(tokens), end * beams), lowest, device=tokens.device)
+        mask.scatter_(1, columns, torch.zeros(later.shape, device=tokens.device).masked_fill_(later, lowest))
+        return self.run_layers(tokens[None], node_positions[None], mask[None, None]).view(len(tokens), -1)
 
     def run_layers(self, tokens, position_ids, self_attention_mask) -> torch.Tensor:
         hidden_states, position_embeddings = self.decoder.embed(tokens, None, position_ids)
@@ -1449,109 +1472,151 @@ def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos
 def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalty: float,
                 early_stopping: bool | str, num_return_sequences: int, eos, pad, start, forced_bos, forced_eos,
                 min_new_tokens, max_length) -> torch.LongTensor:  # fmt: skip
-    """Transformers' vectorised beam search (`GenerationMixin._beam_search`), step for step: keep the top
-    `2 * num_beams` continuations, continue the best `num_beams` unfinished ones, move finished ones into a
-    `num_beams`-slot set scored by `log p / length**length_penalty`, and stop by the same heuristic. Unlike
+    """Transformers' vectorised beam search (`GenerationMixin._beam_search`), step for step ([`BeamSearch`]). Unlike
     `generate`, the decoder stops computing the beams of sentences whose finished set can no longer change: it drops
     them once they are `DROP_FINISHED_SHARE` of the sentences it runs."""
-    device = decoder.device
-    B, K = batch, num_beams
-    keep = 2 * K  # (1 + number of eos ids) * num_beams candidates: enough to continue K beams if K of them end
-    is_top_k = (torch.arange(keep, device=device) < K)[None]
-    fill = (pad or eos) if eos is not None else -1  # Transformers' `pad_token_id or eos_token_id[0]`
-    running = torch.full((B, K, max_length), fill, dtype=torch.long, device=device)
-    running[:, :, 0] = start
-    finished_sequences = running.clone()
-    running_scores = torch.zeros((B, K), device=device)
-    running_scores[:, 1:] = -1e9  # only the first beam's continuations count at the first step
-    finished_scores = torch.full((B, K), -1e9, device=device)
-    finished_lengths = torch.zeros((B, K), dtype=torch.long, device=device)
-    is_finished = torch.zeros((B, K), dtype=torch.bool, device=device)
-    can_improve = torch.ones((B, 1), dtype=torch.bool, device=device)
-    row_offset = torch.arange(B, device=device)[:, None] * K
-    active = torch.arange(B, device=device)  # the sentences the decoder runs; the others' results are final
-    results, result_lengths = finished_sequences.clone(), finished_lengths.clone()
+    search = BeamSearch(decoder.device, batch, num_beams, length_penalty, early_stopping, eos, pad, start, max_length)
     # Up to the first token chosen, the beams of a sentence have one history: one row per sentence computes it.
     first_choice = 2 if _forced_token(1, max_length, forced_bos, forced_eos) is not None else 1
     shared = decoder.shares_first_steps
     if shared:
         decoder.one_row_per_sentence()
-
     for cur_len in range(1, max_length):
         shared = shared and cur_len <= first_choice
-        tokens = running[:, 0, cur_len - 1] if shared else running[:, :, cur_len - 1].reshape(-1)
-        hidden_states = decoder.step(tokens, cur_len - 1)
-        forced = _forced_token(cur_len, max_length, forced_bos, forced_eos)
-        if forced is not None:
-            log_probs = torch.full((len(hidden_states), decoder.vocab_size), -math.inf, device=device)
-            log_probs[:, forced] = 0
-        else:
-            logits = decoder.logits(hidden_states)
-            log_probs = torch.log_softmax(logits, dim=-1, out=logits)  # in place: no second logits-sized tensor
-            if eos is not None and cur_len - 1 < min_new_tokens:
-                log_probs[:, eos] = -math.inf
+        hidden_states = decoder.step(search.last_tokens(cur_len, shared), cur_len - 1)
+        log_probs = beam_log_probs(
+            decoder, hidden_states, cur_len, max_length, eos, forced_bos, forced_eos, min_new_tokens
+        )
+        parent_rows = search.choose(log_probs, cur_len)
+        if parent_rows is None:
+            break
+        if not shared:
+            decoder.reorder(parent_rows, cur_len)
+        elif cur_len == first_choice:  # the beams' histories part from here on
+            decoder.expand(parent_rows // num_beams, cur_len)
+        search.drop_done(decoder, cur_len)
+    return search.sequences(num_return_sequences)
 
+
+def beam_log_probs(decoder: DecoderSteps, hidden_states: torch.Tensor | None, cur_len: int, max_length: int, eos,
+                   forced_bos, forced_eos, min_new_tokens: int, logits: torch.Tensor | None = None,
+                   ) -> torch.Tensor:  # fmt: skip
+    """Beam search's log-probabilities of the next token of each row at `cur_len`: the forced token's alone where one
+    is forced, `</s>` banned until `min_new_tokens`. From the rows' `logits` where known (written in place)."""
+    rows = len(hidden_states if logits is None else logits)
+    forced = _forced_token(cur_len, max_length, forced_bos, forced_eos)
+    if forced is not None:
+        log_probs = torch.full((rows, decoder.vocab_size), -math.inf, device=decoder.device)
+        log_probs[:, forced] = 0
+        return log_probs
+    logits = decoder.logits(hidden_states) if logits is None else logits
+    log_probs = torch.log_softmax(logits, dim=-1, out=logits)  # in place: no second logits-sized tensor
+    if eos is not None and cur_len - 1 < min_new_tokens:
+        log_probs[:, eos] = -math.inf
+    return log_probs
+
+
+class BeamSearch:
+    """The state of Transformers' vectorised beam search over `batch` sentences of `num_beams` beams: at each step
+    ([`choose`]) keep the top `2 * num_beams` continuations, continue the best `num_beams` unfinished ones, move
+    finished ones into a `num_beams`-slot set scored by `log p / length**length_penalty`, and stop by the same
+    heuristic. `choose` rebinds, never writes, the state's tensors: a shallow copy searches on from the same state
+    (a draft's look-ahead, [`zhen.draft_decoding.drafted_beam_search`])."""
+
+    def __init__(self, device, batch: int, num_beams: int, length_penalty: float, early_stopping: bool | str, eos,
+                 pad, start, max_length: int):  # fmt: skip
+        self.device, self.batch, self.num_beams, self.max_length = device, batch, num_beams, max_length
+        self.length_penalty, self.early_stopping, self.eos = length_penalty, early_stopping, eos
+        B, K = batch, num_beams
+        keep = 2 * K  # (1 + number of eos ids) * num_beams candidates: enough to continue K beams if K of them end
+        self.is_top_k = (torch.arange(keep, device=device) < K)[None]
+        fill = (pad or eos) if eos is not None else -1  # Transformers' `pad_token_id or eos_token_id[0]`
+        self.running = torch.full((B, K, max_length), fill, dtype=torch.long, device=device)
+        self.running[:, :, 0] = start
+        self.finished_sequences = self.running.clone()
+        self.running_scores = torch.zeros((B, K), device=device)
+        self.running_scores[:, 1:] = -1e9  # only the first beam's continuations count at the first step
+        self.finished_scores = torch.full((B, K), -1e9, device=device)
+        self.finished_lengths = torch.zeros((B, K), dtype=torch.long, device=device)
+        self.is_finished = torch.zeros((B, K), dtype=torch.bool, device=device)
+        self.can_improve = torch.ones((B, 1), dtype=torch.bool, device=device)
+        self.row_offset = torch.arange(B, device=device)[:, None] * K
+        self.active = torch.arange(B, device=device)  # the sentences the decoder runs; the others' results are final
+        self.results, self.result_lengths = self.finished_sequences.clone(), self.finished_lengths.clone()
+
+    def last_tokens(self, cur_len: int, shared: bool = False) -> torch.LongTensor:
+        """The tokens at `cur_len - 1` the decoder steps on: one a row, or one a sentence while its beams share it."""
+        return self.running[:, 0, cur_len - 1] if shared else self.running[:, :, cur_len - 1].reshape(-1)
+
+    def choose(self, log_probs: torch.Tensor, cur_len: int) -> torch.LongTensor | None:
+        """One step at `cur_len` from the rows' `log_probs` ([`beam_log_probs`]): the row each new beam continues
+        (`(batch * num_beams,)`), or None where the search is over."""
+        K, eos, length_penalty, early_stopping = self.num_beams, self.eos, self.length_penalty, self.early_stopping
         # Top `keep` continuations over all beams of each sentence.
-        top_scores, top_beams, top_tokens = top_continuations(log_probs, running_scores, keep)
-        top_sequences = torch.take_along_dim(running, top_beams[:, :, None], dim=1)
+        top_scores, top_beams, top_tokens = top_continuations(log_probs, self.running_scores, 2 * K)
+        top_sequences = torch.take_along_dim(self.running, top_beams[:, :, None], dim=1)
         top_sequences[:, :, cur_len] = top_tokens
         ends = top_tokens == eos if eos is not None else torch.zeros_like(top_tokens, dtype=torch.bool)
-        if cur_len + 1 >= max_length:
+        if cur_len + 1 >= self.max_length:
             ends = torch.ones_like(ends)
 
         # The best K that did not end continue.
         continuing_scores = top_scores + ends.to(torch.float32) * -1.0e9
         best = torch.topk(continuing_scores, k=K)[1]
-        running = torch.take_along_dim(top_sequences, best[:, :, None], dim=1)
-        running_scores = torch.take_along_dim(continuing_scores, best, dim=1)
-        parent_rows = (torch.take_along_dim(top_beams, best, dim=1) + row_offset).view(-1)
+        self.running = torch.take_along_dim(top_sequences, best[:, :, None], dim=1)
+        self.running_scores = torch.take_along_dim(continuing_scores, best, dim=1)
+        parent_rows = (torch.take_along_dim(top_beams, best, dim=1) + self.row_offset).view(-1)
 
         # Those among the top K that ended compete for the K finished slots.
-        just_finished = ends & is_top_k
+        just_finished = ends & self.is_top_k
         scores = top_scores / (cur_len**length_penalty)
-        scores += (torch.all(is_finished, dim=-1, keepdim=True) & (early_stopping is True)).to(torch.float32) * -1.0e9
-        scores += (~can_improve).to(torch.float32) * -1.0e9
+        all_finished = torch.all(self.is_finished, dim=-1, keepdim=True)
+        scores += (all_finished & (early_stopping is True)).to(torch.float32) * -1.0e9
+        scores += (~self.can_improve).to(torch.float32) * -1.0e9
         scores += (~just_finished) * -1.0e9
-        merged_scores = torch.cat((finished_scores, scores), dim=1)
+        merged_scores = torch.cat((self.finished_scores, scores), dim=1)
         slots = torch.topk(merged_scores, k=K)[1]
-        finished_scores = torch.take_along_dim(merged_scores, slots, dim=1)
-        finished_sequences = torch.take_along_dim(
-            torch.cat((finished_sequences, top_sequences), dim=1), slots[:, :, None], dim=1
+        self.finished_scores = torch.take_along_dim(merged_scores, slots, dim=1)
+        self.finished_sequences = torch.take_along_dim(
+            torch.cat((self.finished_sequences, top_sequences), dim=1), slots[:, :, None], dim=1
         )
-        finished_lengths = torch.take_along_dim(
-            torch.cat((finished_lengths, torch.full_like(top_tokens, cur_len)), dim=1), slots, dim=1
+        self.finished_lengths = torch.take_along_dim(
+            torch.cat((self.finished_lengths, torch.full_like(top_tokens, cur_len)), dim=1), slots, dim=1
         )
-        is_finished = torch.take_along_dim(torch.cat((is_finished, just_finished), dim=1), slots, dim=1)
+        self.is_finished = torch.take_along_dim(torch.cat((self.is_finished, just_finished), dim=1), slots, dim=1)
 
         # Stop once no sentence can improve its finished set (Transformers' heuristic), or nothing can continue.
         next_len = cur_len + 1
-        best_length = max_length - 1 if early_stopping == "never" and length_penalty > 0.0 else next_len - 1
-        best_running = running_scores[:, :1] / (best_length**length_penalty)
-        worst_finished = torch.where(is_finished, torch.min(finished_scores, dim=1, keepdim=True)[0], -1.0e9)
-        can_improve = can_improve & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
-        if not (can_improve.any() and not (is_finished.all() and early_stopping is True) and not ends.all()):
-            break
-        if not shared:
-            decoder.reorder(parent_rows, cur_len)
-        elif cur_len == first_choice:  # the beams' histories part from here on
-            decoder.expand(parent_rows // K, cur_len)
+        best_length = self.max_length - 1 if early_stopping == "never" and length_penalty > 0.0 else next_len - 1
+        best_running = self.running_scores[:, :1] / (best_length**length_penalty)
+        worst_finished = torch.where(self.is_finished, torch.min(self.finished_scores, dim=1, keepdim=True)[0], -1e9)
+        self.can_improve = self.can_improve & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
+        if not (self.can_improve.any() and not (self.is_finished.all() and early_stopping is True) and not ends.all()):
+            return None
+        return parent_rows
 
-        # Sentences that cannot improve (or, with early stopping, are full) keep their finished set from here on.
-        done = ~can_improve[:, 0] | (is_finished.all(-1) & (early_stopping is True))
-        if _worth_dropping(int(done.sum()), B):
-            results[active[done]], result_lengths[active[done]] = finished_sequences[done], finished_lengths[done]
-            kept = (~done).nonzero().view(-1)
-            decoder.keep(kept, cur_len)
-            active, B = active[kept], len(kept)
-            running, running_scores, can_improve = running[kept], running_scores[kept], can_improve[kept]
-            finished_sequences, finished_scores = finished_sequences[kept], finished_scores[kept]
-            finished_lengths, is_finished = finished_lengths[kept], is_finished[kept]
-            row_offset = torch.arange(B, device=device)[:, None] * K
+    def drop_done(self, decoder: DecoderSteps, cur_len: int):
+        """Sentences that cannot improve (or, with early stopping, are full) keep their finished set from here on:
+        the decoder drops them once they are `DROP_FINISHED_SHARE` of those it runs."""
+        done = ~self.can_improve[:, 0] | (self.is_finished.all(-1) & (self.early_stopping is True))
+        if not _worth_dropping(int(done.sum()), self.batch):
+            return
+        self.results[self.active[done]] = self.finished_sequences[done]
+        self.result_lengths[self.active[done]] = self.finished_lengths[done]
+        kept = (~done).nonzero().view(-1)
+        decoder.keep(kept, cur_len)
+        self.active, self.batch = self.active[kept], len(kept)
+        for name in ("running", "running_scores", "can_improve", "finished_sequences", "finished_scores",
+                     "finished_lengths", "is_finished"):  # fmt: skip
+            setattr(self, name, getattr(self, name)[kept])
+        self.row_offset = torch.arange(self.batch, device=self.device)[:, None] * self.num_beams
 
-    results[active], result_lengths[active] = finished_sequences, finished_lengths
-    sequences = results[:, :num_return_sequences].reshape(batch * num_return_sequences, max_length)
-    length = 1 + int(result_lengths[:, :num_return_sequences].max())
-    return sequences[:, :length]
+    def sequences(self, num_return_sequences: int) -> torch.LongTensor:
+        """The best `num_return_sequences` finished hypotheses of each sentence, padded as `generate` pads them."""
+        self.results[self.active], self.result_lengths[self.active] = self.finished_sequences, self.finished_lengths
+        sequences = self.results[:, :num_return_sequences].reshape(-1, self.max_length)
+        length = 1 + int(self.result_lengths[:, :num_return_sequences].max())
+        return sequences[:, :length]
 
 
 def _pad_to_multiple(scores: torch.Tensor, multiple: int) -> torch.Tensor:
@@ -1569,6 +1634,8 @@ __all__ = [
     "ScreenedHead",
     "StaticDecoderSteps",
     "argmax",
+    "BeamSearch",
+    "beam_log_probs",
     "beam_search",
     "cuda_graphs_work",
     "decoding_attention",

@@ -89,6 +89,18 @@ def write_step(cache: torch.Tensor, position: int, states: torch.Tensor):
     cache[:, :, position, :queries] = states.reshape(batch, queries, heads, -1).transpose(1, 2)
 
 
+def write_levels(cache: torch.Tensor, position: int, states: torch.Tensor) -> torch.Tensor:
+    """Write one sentence's keys or values of several positions `(1, heads, levels * slots, head_dim)`, a slot's after
+    another at each level, from `position` on in a self-attention cache `(1, heads, positions, slots, head_dim)`; the
+    cache up to them as `(1, heads, positions * slots, head_dim)`, position-major ([`zhen.fast_generation.
+    DecoderSteps.steps`])."""
+    slots = cache.shape[3]
+    levels = states.shape[2] // slots
+    end = position + levels
+    cache[:, :, position:end] = states.view(states.shape[0], states.shape[1], levels, slots, states.shape[3])
+    return cache[:, :, :end].flatten(2, 3)
+
+
 def attend_history(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor, scaling: float,
                    columns: torch.Tensor | None, value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
     """softmax(q kᵀ · scaling) v of one query per row over its history in a self-attention cache that holds the beams
@@ -301,11 +313,9 @@ class LayerStep(ResidualLayer):
             write_step(values, position, value)
             output = attend_history(query, keys[:, :, : position + 1], values[:, :, : position + 1], self.scaling,
                                     self_columns, self_rows)  # fmt: skip
-        else:  # several positions of one sentence: a check of drafted tokens (`zhen.draft_decoding`)
-            end = position + key.shape[2]
-            keys[:, :, position:end, 0] = key
-            values[:, :, position:end, 0] = value
-            output = attend(query, keys[:, :, :end, 0], values[:, :, :end, 0], causal, self.scaling, None, None)
+        else:  # several positions of one sentence: a check of drafted tokens or beams (`zhen.draft_decoding`)
+            output = attend(query, write_levels(keys, position, key), write_levels(values, position, value), causal,
+                            self.scaling, None, None)  # fmt: skip
         hidden_states = residual + self.self_out_proj.project(self.merge_heads(output, hidden_states))
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -332,9 +342,11 @@ class DecoderLayerSteps(nn.Module):
     `self_columns` where each row's history lies in it ([`attend_history`]); `source_keys[i]`, `source_values[i]`:
     its cross-attention's, `(batch, heads, source, head_dim)`; `cos`, `sin`: RoPE's angles of the position, or None;
     the row indices of [`multiply`] for the self-attention values and the source's keys and values, or None for
-    batched matmuls. With `causal` (the additive mask `(1, 1, positions, position + positions)`), the rows are the
-    next positions of one sentence from `position` on, `(1, positions, d_model)`, each attending to its history and
-    the positions before it (a check of drafted tokens: `zhen.draft_decoding`); returns `(positions, d_model)`."""
+    batched matmuls. With `causal` (an additive mask `(1, 1, nodes, (position + levels) * beams)` over the cache's
+    positions and slots), the rows are nodes of one sentence, `(1, nodes, d_model)`: its next positions from
+    `position` on, or a tree of its beams, `levels` of one node a slot, each attending to the slots the mask leaves
+    it (a check of drafted tokens or beams: `zhen.draft_decoding`, [`zhen.fast_generation.DecoderSteps.steps`]);
+    returns `(nodes, d_model)`."""
 
     def __init__(self, decoder: nn.Module, products: dict):
         super().__init__()
