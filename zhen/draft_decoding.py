@@ -154,9 +154,11 @@ def drafted_beam_search(target, draft, num_beams: int, length_penalty: float, ea
     for steps in (target, draft):
         steps.one_row_per_sentence()
     for cur_len in range(1, first_choice + 1):
-        tokens = search.last_tokens(cur_len, shared=True)
-        draft.step(tokens, cur_len - 1)
-        hidden_states = target.step(tokens, cur_len - 1)
+        hidden_states = None  # a forced first token's position goes with the next pass
+        if cur_len == first_choice:
+            prefix = search.running[0, 0, :cur_len]
+            fast_generation.run_from(draft, prefix, 0)
+            hidden_states = fast_generation.run_from(target, prefix, 0)[-1:]
         rows = search.choose(fast_generation.beam_log_probs(target, hidden_states, cur_len, **processors), cur_len)
         if rows is None:
             return search.sequences(num_return_sequences)
@@ -197,8 +199,9 @@ def drafted_beam_search(target, draft, num_beams: int, length_penalty: float, ea
 
 
 def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: dict):
-    """Up to `levels` steps of `search`'s beam search from `cur_len` on by `draft`, on a copy of its state: for each,
-    the slot each new beam continues in the level before and its token, `(beams,)` each. `lagging`: the tokens and
+    """Up to `levels` steps of `search`'s beam search from `cur_len` on by `draft`, on a copy of its state (its running
+    beams: the finished set does not change them): for each, the slot each new beam continues in the level before
+    and its token, `(beams,)` each. `lagging`: the tokens and
     tree origins of the nodes before the search's last tokens whose keys and values `draft` has not computed."""
     search = copy.copy(search)
     tokens = search.last_tokens(cur_len)
@@ -215,8 +218,8 @@ def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: d
         if level:
             hidden_states = draft.step(drafted[-1], cur_len - 1 + level)
         log_probs = fast_generation.beam_log_probs(draft, hidden_states, cur_len + level, **processors)
-        rows = search.choose(log_probs, cur_len + level)
-        if rows is None:
+        rows, _, _, ends = search.continue_best(log_probs, cur_len + level)
+        if ends.all():
             break
         draft.reorder(rows, cur_len + level)
         parents.append(rows)
@@ -256,11 +259,8 @@ def draft_next(draft, tokens: list[int], drafted: int, count: int) -> list[int]:
 
 
 def run_from(steps, tokens: list[int], position: int) -> torch.Tensor:
-    """The hidden states of `tokens[position:]` at their positions, `steps`' cache holding those before: one step,
-    or one pass over several."""
-    if position == len(tokens) - 1:
-        return steps.step(_tensor(tokens[-1:], steps), position)
-    return steps.steps(_tensor(tokens[position:], steps), position)
+    """[`zhen.fast_generation.run_from`] of `tokens` given as a list."""
+    return fast_generation.run_from(steps, _tensor(tokens, steps), position)
 
 
 def _tensor(tokens: list[int], steps) -> torch.LongTensor:

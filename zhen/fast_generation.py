@@ -1029,6 +1029,7 @@ class LineageCache(StaticDecodingCache):
         self.device = source_keys_values[0][0].device
         self.origins: torch.Tensor | None = None
         self.found = None  # the step's history: (length, what `history` found)
+        self.end = 0  # after a pass over several positions ([`DecoderSteps.steps`]): the position after them
 
     def allocate(self, rows: int, max_length: int):
         super().allocate(rows, max_length)
@@ -1051,7 +1052,7 @@ class LineageCache(StaticDecodingCache):
             write_step(keys, self.position, key)
             write_step(values, self.position, value)
             return keys[:, :, : self.position + 1], values[:, :, : self.position + 1]
-        return write_levels(keys, self.position, key), write_levels(values, self.position, value)
+        return write_levels(keys, self.position, key, self.end), write_levels(values, self.position, value, self.end)
 
     def history(self, length: int) -> "tuple[torch.Tensor | None, RowIndex | None]":
         """For a step over `length` positions (once a step; its layers share it): where each row's history lies among
@@ -1152,6 +1153,7 @@ class DecoderSteps:
     """
 
     shares_first_steps = True
+    passes_several = True  # `steps`: several positions of one sentence in one pass
 
     def __init__(self, model, encoder_hidden_states, attention_mask, num_beams: int, max_length: int,
                  attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None,
@@ -1205,17 +1207,18 @@ class DecoderSteps:
         `r` attending to the slot `origins[r, p]` at each position `p` up to its own (`(levels * beams, position +
         levels)`: its history, its ancestors in the tree and itself; [`zhen.draft_decoding.tree_origins`]). The
         cache holds their keys and values, node `i` of a level in slot `i`."""
-        self.cache.position = position
-        beams = 1 if origins is None else len(origins) // (origins.shape[1] - position)
-        levels = len(tokens) // beams
+        slots = self.cache.beams
+        width = 1 if origins is None else slots  # nodes a level
+        levels = len(tokens) // width
         end = position + levels
-        if origins is None:
+        self.cache.position, self.cache.end = position, end
+        if origins is None:  # one row: the first slot
             origins = torch.zeros((levels, end), dtype=torch.long, device=tokens.device)
-        node_positions = torch.arange(position, end, device=tokens.device).repeat_interleave(beams)
-        columns = torch.arange(end, device=tokens.device) * beams + origins
+        node_positions = torch.arange(position, end, device=tokens.device).repeat_interleave(width)
+        columns = torch.arange(end, device=tokens.device) * slots + origins
         later = node_positions[:, None] < torch.arange(end, device=tokens.device)
         lowest = torch.finfo(torch.float32).min
-        mask = torch.full((len(tokens), end * beams), lowest, device=tokens.device)
+        mask = torch.full((len(tokens), end * slots), lowest, device=tokens.device)
         mask.scatter_(1, columns, torch.zeros(later.shape, device=tokens.device).masked_fill_(later, lowest))
         return self.run_layers(tokens[None], node_positions[None], mask[None, None]).view(len(tokens), -1)
 
@@ -1319,6 +1322,7 @@ class StaticDecoderSteps(DecoderSteps):
     shapes: the graph is captured again. Without `cuda_graph` the same computation runs eagerly, on any device."""
 
     shares_first_steps = False  # its cache is zeroed and written at a position tensor: it keeps its rows
+    passes_several = False
 
     def new_cache(self, source_keys_values, dtype: torch.dtype, workspace, beams: int) -> StaticDecodingCache:
         return StaticDecodingCache(source_keys_values, dtype, workspace)
@@ -1422,6 +1426,14 @@ def top_continuations(log_probs: torch.Tensor, running_scores: torch.Tensor, k: 
     return values, beam.gather(1, positions // chunk), columns.view(batch, -1).gather(1, positions)
 
 
+def run_from(decoder: DecoderSteps, tokens: torch.LongTensor, position: int) -> torch.Tensor:
+    """The hidden states of a batch of one sentence after `tokens[position:]` at their positions, the decoder's cache
+    holding those before: one step, or one pass over several ([`DecoderSteps.steps`])."""
+    if position == len(tokens) - 1:
+        return decoder.step(tokens[-1:], position)
+    return decoder.steps(tokens[position:], position)
+
+
 def _forced_token(cur_len: int, max_length: int, forced_bos, forced_eos) -> int | None:
     """The token `ForcedBOSTokenLogitsProcessor` / `ForcedEOSTokenLogitsProcessor` force at this step (EOS wins)."""
     if forced_eos is not None and cur_len == max_length - 1:
@@ -1436,7 +1448,8 @@ def _worth_dropping(finished: int, running: int) -> bool:
 def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
                   max_length) -> torch.LongTensor:  # fmt: skip
     """Argmax decoding; rows that produced `</s>` are padded until all have, as in `generate`. Unlike `generate`, the
-    decoder stops computing finished rows: it drops them once they are `DROP_FINISHED_SHARE` of those it runs."""
+    decoder stops computing finished rows: it drops them once they are `DROP_FINISHED_SHARE` of those it runs; and in
+    a batch of one sentence a forced token costs no pass of its own (the next pass computes its position too)."""
     pad = eos if pad is None else pad
     device = decoder.device
     sequences = torch.full((batch, max_length), start if pad is None else pad, dtype=torch.long, device=device)
@@ -1444,9 +1457,18 @@ def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos
     active = torch.arange(batch, device=device)  # the rows of `sequences` the decoder runs
     unfinished = torch.ones(batch, dtype=torch.bool, device=device)
     length = max_length
+    skips_forced = batch == 1 and getattr(
+        decoder, "passes_several", False
+    )  # a forced token's position goes with the next pass
+    computed = 0  # positions whose keys and values the decoder holds
     for cur_len in range(1, max_length):
-        hidden_states = decoder.step(sequences[active, cur_len - 1], cur_len - 1)
         forced = _forced_token(cur_len, max_length, forced_bos, forced_eos)
+        if forced is None or not skips_forced:
+            if computed < cur_len - 1:
+                hidden_states = run_from(decoder, sequences[0, :cur_len], computed)[-1:]
+            else:
+                hidden_states = decoder.step(sequences[active, cur_len - 1], cur_len - 1)
+            computed = cur_len
         if forced is not None:
             tokens = torch.full((len(active),), forced, dtype=torch.long, device=device)
         else:
@@ -1481,9 +1503,17 @@ def beam_search(decoder: DecoderSteps, batch: int, num_beams: int, length_penalt
     shared = decoder.shares_first_steps
     if shared:
         decoder.one_row_per_sentence()
+    skips_forced = batch == 1 and getattr(
+        decoder, "passes_several", False
+    )  # a forced first token: its position goes with the next pass
     for cur_len in range(1, max_length):
         shared = shared and cur_len <= first_choice
-        hidden_states = decoder.step(search.last_tokens(cur_len, shared), cur_len - 1)
+        if skips_forced and cur_len == 1 < first_choice:
+            hidden_states = None
+        elif skips_forced and cur_len == 2 == first_choice:
+            hidden_states = decoder.steps(search.running[0, 0, :2], 0)[-1:]
+        else:
+            hidden_states = decoder.step(search.last_tokens(cur_len, shared), cur_len - 1)
         log_probs = beam_log_probs(
             decoder, hidden_states, cur_len, max_length, eos, forced_bos, forced_eos, min_new_tokens
         )
@@ -1502,8 +1532,11 @@ def beam_log_probs(decoder: DecoderSteps, hidden_states: torch.Tensor | None, cu
                    forced_bos, forced_eos, min_new_tokens: int, logits: torch.Tensor | None = None,
                    ) -> torch.Tensor:  # fmt: skip
     """Beam search's log-probabilities of the next token of each row at `cur_len`: the forced token's alone where one
-    is forced, `</s>` banned until `min_new_tokens`. From the rows' `logits` where known (written in place)."""
-    rows = len(hidden_states if logits is None else logits)
+    is forced (`hidden_states` may then be None: no pass computed them), `</s>` banned until `min_new_tokens`. From
+    the rows' `logits` where known (written in place)."""
+    rows = (
+        decoder.rows if hidden_states is None and logits is None else len(hidden_states if logits is None else logits)
+    )
     forced = _forced_token(cur_len, max_length, forced_bos, forced_eos)
     if forced is not None:
         log_probs = torch.full((rows, decoder.vocab_size), -math.inf, device=decoder.device)
@@ -1551,21 +1584,8 @@ class BeamSearch:
     def choose(self, log_probs: torch.Tensor, cur_len: int) -> torch.LongTensor | None:
         """One step at `cur_len` from the rows' `log_probs` ([`beam_log_probs`]): the row each new beam continues
         (`(batch * num_beams,)`), or None where the search is over."""
-        K, eos, length_penalty, early_stopping = self.num_beams, self.eos, self.length_penalty, self.early_stopping
-        # Top `keep` continuations over all beams of each sentence.
-        top_scores, top_beams, top_tokens = top_continuations(log_probs, self.running_scores, 2 * K)
-        top_sequences = torch.take_along_dim(self.running, top_beams[:, :, None], dim=1)
-        top_sequences[:, :, cur_len] = top_tokens
-        ends = top_tokens == eos if eos is not None else torch.zeros_like(top_tokens, dtype=torch.bool)
-        if cur_len + 1 >= self.max_length:
-            ends = torch.ones_like(ends)
-
-        # The best K that did not end continue.
-        continuing_scores = top_scores + ends.to(torch.float32) * -1.0e9
-        best = torch.topk(continuing_scores, k=K)[1]
-        self.running = torch.take_along_dim(top_sequences, best[:, :, None], dim=1)
-        self.running_scores = torch.take_along_dim(continuing_scores, best, dim=1)
-        parent_rows = (torch.take_along_dim(top_beams, best, dim=1) + self.row_offset).view(-1)
+        K, length_penalty, early_stopping = self.num_beams, self.length_penalty, self.early_stopping
+        parent_rows, top_scores, top_sequences, ends = self.continue_best(log_probs, cur_len)
 
         # Those among the top K that ended compete for the K finished slots.
         just_finished = ends & self.is_top_k
@@ -1581,7 +1601,7 @@ class BeamSearch:
             torch.cat((self.finished_sequences, top_sequences), dim=1), slots[:, :, None], dim=1
         )
         self.finished_lengths = torch.take_along_dim(
-            torch.cat((self.finished_lengths, torch.full_like(top_tokens, cur_len)), dim=1), slots, dim=1
+            torch.cat((self.finished_lengths, torch.full_like(ends, cur_len, dtype=torch.long)), dim=1), slots, dim=1
         )
         self.is_finished = torch.take_along_dim(torch.cat((self.is_finished, just_finished), dim=1), slots, dim=1)
 
@@ -1594,6 +1614,26 @@ class BeamSearch:
         if not (self.can_improve.any() and not (self.is_finished.all() and early_stopping is True) and not ends.all()):
             return None
         return parent_rows
+
+    def continue_best(self, log_probs: torch.Tensor, cur_len: int) -> tuple[torch.Tensor, ...]:
+        """The running half of [`choose`]: of the top `2 * num_beams` continuations of each sentence, the best
+        `num_beams` that did not end go on. Returns the rows they continue, and the continuations' scores, sequences
+        and whether they ended, `(batch, 2 * num_beams)`: what the finished set takes from."""
+        # Top `keep` continuations over all beams of each sentence.
+        top_scores, top_beams, top_tokens = top_continuations(log_probs, self.running_scores, 2 * self.num_beams)
+        top_sequences = torch.take_along_dim(self.running, top_beams[:, :, None], dim=1)
+        top_sequences[:, :, cur_len] = top_tokens
+        ends = top_tokens == self.eos if self.eos is not None else torch.zeros_like(top_tokens, dtype=torch.bool)
+        if cur_len + 1 >= self.max_length:
+            ends = torch.ones_like(ends)
+
+        # The best K that did not end continue.
+        continuing_scores = top_scores + ends.to(torch.float32) * -1.0e9
+        best = torch.topk(continuing_scores, k=self.num_beams)[1]
+        self.running = torch.take_along_dim(top_sequences, best[:, :, None], dim=1)
+        self.running_scores = torch.take_along_dim(continuing_scores, best, dim=1)
+        parent_rows = (torch.take_along_dim(top_beams, best, dim=1) + self.row_offset).view(-1)
+        return parent_rows, top_scores, top_sequences, ends
 
     def drop_done(self, decoder: DecoderSteps, cur_len: int):
         """Sentences that cannot improve (or, with early stopping, are full) keep their finished set from here on:

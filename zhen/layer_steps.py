@@ -89,15 +89,14 @@ def write_step(cache: torch.Tensor, position: int, states: torch.Tensor):
     cache[:, :, position, :queries] = states.reshape(batch, queries, heads, -1).transpose(1, 2)
 
 
-def write_levels(cache: torch.Tensor, position: int, states: torch.Tensor) -> torch.Tensor:
-    """Write one sentence's keys or values of several positions `(1, heads, levels * slots, head_dim)`, a slot's after
-    another at each level, from `position` on in a self-attention cache `(1, heads, positions, slots, head_dim)`; the
-    cache up to them as `(1, heads, positions * slots, head_dim)`, position-major ([`zhen.fast_generation.
-    DecoderSteps.steps`])."""
-    slots = cache.shape[3]
-    levels = states.shape[2] // slots
-    end = position + levels
-    cache[:, :, position:end] = states.view(states.shape[0], states.shape[1], levels, slots, states.shape[3])
+def write_levels(cache: torch.Tensor, position: int, states: torch.Tensor, end: int) -> torch.Tensor:
+    """Write one sentence's keys or values of the positions from `position` to `end` (`(1, heads, levels * width,
+    head_dim)`: the first `width` slots of each, a slot's after another) in a self-attention cache `(1, heads,
+    positions, slots, head_dim)`; the cache up to `end` as `(1, heads, end * slots, head_dim)`, position-major
+    ([`zhen.fast_generation.DecoderSteps.steps`])."""
+    levels = end - position
+    width = states.shape[2] // levels
+    cache[:, :, position:end, :width] = states.view(states.shape[0], states.shape[1], levels, width, states.shape[3])
     return cache[:, :, :end].flatten(2, 3)
 
 
@@ -314,8 +313,9 @@ class LayerStep(ResidualLayer):
             output = attend_history(query, keys[:, :, : position + 1], values[:, :, : position + 1], self.scaling,
                                     self_columns, self_rows)  # fmt: skip
         else:  # several positions of one sentence: a check of drafted tokens or beams (`zhen.draft_decoding`)
-            output = attend(query, write_levels(keys, position, key), write_levels(values, position, value), causal,
-                            self.scaling, None, None)  # fmt: skip
+            end = causal.shape[-1] // keys.shape[3]
+            output = attend(query, write_levels(keys, position, key, end), write_levels(values, position, value, end),
+                            causal, self.scaling, None, None)  # fmt: skip
         hidden_states = residual + self.self_out_proj.project(self.merge_heads(output, hidden_states))
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)

@@ -17,12 +17,13 @@ def best_us(f, n: int, warmup: int = 5, rounds: int = 3) -> float:
 
 
 def timed(totals: dict, name: str, f):
-    """`f`, adding the seconds each call takes to `totals[name]`."""
+    """`f`, adding the seconds each call takes to `totals[name]`, and counting its calls in `totals[name + " #"]`."""
 
     def wrapper(*args, **kwargs):
         start = time.perf_counter()
         result = f(*args, **kwargs)
         totals[name] = totals.get(name, 0) + time.perf_counter() - start
+        totals[name + " #"] = totals.get(name + " #", 0) + 1
         return result
 
     return wrapper
