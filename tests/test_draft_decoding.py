@@ -1,16 +1,17 @@
-"""`zhen.draft_decoding`: greedy search of one sentence with tokens drafted by an int8 copy of the decoder returns
-greedy search's tokens (forced, banned and last tokens included), checks every drafted token, takes fewer passes of
-the float32 model where the draft is right, and never serves a draft of changed weights; a float32 session drafts by
-default only where the decoder is large enough to pay."""
+"""`zhen.draft_decoding`: greedy and beam search of one sentence drafted by an int8 copy of the decoder return the
+search's own tokens (forced, banned and last tokens included) whether the draft is right or wrong, check every drafted
+token or beam, take fewer passes of the float32 model where the draft is right, and never serve a draft of changed
+weights; a float32 session drafts by default only where the decoder is large enough to pay."""
 
+import contextlib
 import random
 
 import pytest
 import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, draft_decoding, hardware
-from zhen.draft_decoding import drafted_greedy_search, int8_draft
-from zhen.fast_generation import FastDecoder, greedy_search
+from zhen.draft_decoding import drafted_beam_search, drafted_greedy_search, int8_draft, tree_origins
+from zhen.fast_generation import DecoderSteps, FastDecoder, Workspace, beam_search, greedy_search
 from zhen.quantization import is_quantized
 
 
@@ -204,17 +205,18 @@ def test_drafting_is_on_by_default_for_a_large_float32_decoder_only(monkeypatch)
 
 
 def test_by_default_a_model_drafts_from_its_draft_after_th_one_text_call(monkeypatch):
-    """Making the draft costs what tens of drafted calls save: a one-off call never drafts; `drafts=True` does."""
+    """Making the draft costs what tens of drafted calls save: a one-off call never drafts; `drafts=True` does.
+    Greedy and beam search calls count alike."""
     model = tiny_model(seed=1)
     monkeypatch.setattr(draft_decoding, "MIN_DECODER_WEIGHTS", 0)
     monkeypatch.setattr(draft_decoding, "DRAFT_AFTER", 3)
-    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
     drafted = []
     for call in range(5):
         with FastDecoder(model) as decoder:
-            decoder.generate(source(call), **options)
+            decoder.generate(source(call), forced_bos_token_id=ZH, num_beams=1 + 3 * (call % 2), max_new_tokens=6)
             drafted.append(decoder.draft_session is not None)
     assert drafted == [False, False, False, True, True]
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
     with FastDecoder(tiny_model(seed=2), drafts=True) as decoder:
         decoder.generate(source(), **options)
         assert decoder.draft_session is not None
@@ -245,3 +247,155 @@ def test_drafting_on_a_gpu_or_from_bf16_weights_is_refused():
         FastDecoder(tiny_model().to(torch.bfloat16), drafts=True)
     with FastDecoder(tiny_model().to(torch.bfloat16)) as decoder:
         assert not decoder.drafts
+
+
+BEAM_OPTIONS = [
+    {},
+    {"min_new_tokens": 8},
+    {"length_penalty": 0.6, "early_stopping": True},
+    {"length_penalty": 1.3, "early_stopping": "never"},
+    {"num_return_sequences": 2, "max_new_tokens": 9},
+]
+
+
+@pytest.mark.parametrize("overrides", [
+    {},
+    {"position_embedding_type": "rope"},
+    {"position_embedding_type": "learned", "normalize_before": False},
+])  # fmt: skip
+@pytest.mark.parametrize("weights", ["packed", "plain"])
+def test_a_session_drafting_beam_search_of_one_text_returns_generates_beams(overrides, weights):
+    model = tiny_model(**overrides)
+    with FastDecoder(model, weights=weights, drafts=True) as decoder:
+        for seed, options in enumerate(BEAM_OPTIONS):
+            options = {"forced_bos_token_id": ZH, "num_beams": 4, "max_new_tokens": 20, **options}
+            input_ids = source(seed, length=6 + seed)
+            expected = model.generate(input_ids=input_ids, do_sample=False, **options)
+            assert torch.equal(decoder.generate(input_ids, **options), expected), options
+        assert decoder.draft_session is not None
+    assert 1 <= int8_draft(model).beam_draft_length.tokens <= draft_decoding.MAX_DRAFT_TOKENS
+
+
+class CountedSteps(DecoderSteps):
+    """Decoder steps counting the passes over the decoder (`step` or `steps`)."""
+
+    passes = 0
+
+    def step(self, tokens, position):
+        self.passes += 1
+        return super().step(tokens, position)
+
+    def steps(self, tokens, position, origins=None):
+        self.passes += 1
+        return super().steps(tokens, position, origins)
+
+
+def beam_steps(decoder, model, input_ids, num_beams, max_length, target=None):
+    """Counted steps of `model` over `input_ids` in `decoder`'s session; with `target`, a draft of it: `model`'s
+    steps attending to `target`'s keys and values of the source."""
+    mask = torch.ones_like(input_ids)
+    encoded = decoder.encode(input_ids, mask)
+    sources = None if target is None else [(layer.keys, layer.values) for layer in target.cache.layers]
+    return CountedSteps(model, encoded, mask, num_beams, max_length, None, Workspace(), None, sources)
+
+
+@pytest.mark.parametrize("draft_kind", ["right", "another model", "int8"])
+@pytest.mark.parametrize("options", [
+    {},
+    {"min_new_tokens": 9},
+    {"forced_eos": EOS},
+    {"forced_bos": None},
+    {"eos": None},
+    {"length_penalty": 0.5, "early_stopping": True},
+    {"length_penalty": 2.0, "early_stopping": "never", "num_return_sequences": 3},
+])  # fmt: skip
+@torch.inference_mode()
+def test_drafted_beam_search_returns_beam_searchs_beams(draft_kind, options):
+    """Whether the draft's beams are all right (the model itself), mostly wrong (another model) or as int8 makes
+    them: the beams of beam search (forced first and last tokens, `</s>` banned before `min_new_tokens`, no `</s>`,
+    length penalties and stopping rules, several returned); a right draft saves passes of the model."""
+    model = tiny_model(seed=3)
+    drafts = {"right": model, "another model": tiny_model(seed=4), "int8": int8_draft(model)}
+    search = dict(num_beams=3, length_penalty=1.0, early_stopping=False, num_return_sequences=1)
+    search.update({k: options.pop(k) for k in list(options) if k in search})
+    options = {**OPTIONS, **options}
+    beams, length = search["num_beams"], options["max_length"]
+    with FastDecoder(model, weights="packed") as decoder, contextlib.ExitStack() as sessions:
+        if draft_kind != "right":
+            sessions.enter_context(FastDecoder(drafts[draft_kind], weights="packed"))
+        for seed in range(3):
+            input_ids = source(seed, length=5 + seed)
+            plain = beam_steps(decoder, model, input_ids, beams, length)
+            expected = beam_search(plain, 1, **search, **options)
+            target = beam_steps(decoder, model, input_ids, beams, length)
+            draft = beam_steps(decoder, drafts[draft_kind], input_ids, beams, length, target)
+            assert torch.equal(drafted_beam_search(target, draft, **search, **options), expected), seed
+            if draft_kind == "right" and expected.shape[1] > 8:
+                assert target.passes < plain.passes / 2
+
+
+def test_tree_origins_give_each_node_its_history_its_ancestors_and_itself():
+    history = torch.tensor([[0, 1], [0, 0]])  # two beams' slots at positions 0 and 1
+    parents = [torch.tensor([1, 1]), torch.tensor([0, 1])]  # level 1's nodes both continue slot 1 of level 0
+    origins = tree_origins(history, parents)
+    assert origins.tolist() == [
+        [0, 1, 0, 0, 0],  # level 0 (position 2): the beams' histories, then their own slots
+        [0, 0, 1, 1, 1],
+        [0, 0, 1, 0, 0],  # level 1 (position 3): beam 1's history and node 1 of level 0, then its own slot
+        [0, 0, 1, 1, 1],
+        [0, 0, 1, 0, 0],  # level 2 (position 4): node 0 of level 1 (its history), then its own slot
+        [0, 0, 1, 1, 1],
+    ]
+
+
+@pytest.mark.parametrize("program", ["scripted", "in Python", "layers' forwards"])
+@torch.inference_mode()
+def test_a_tree_of_beams_in_one_pass_is_what_beam_steps_compute(program):
+    """`DecoderSteps.steps` over a tree of beams (the check of drafted beams) gives the hidden states of the steps
+    that beam search takes along it, reorders included, and leaves their keys and values where the beams' later
+    steps find them."""
+    model = tiny_model(position_embedding_type="rope")
+    input_ids = source()
+    inline, script = program != "layers' forwards", program == "scripted"
+    levels = [torch.tensor([20, 21, 22, 23]), torch.tensor([30, 31, 32, 33]), torch.tensor([40, 41, 42, 43])]
+    parents = [torch.tensor([2, 0, 2, 3]), torch.tensor([3, 3, 1, 0])]
+    with FastDecoder(model, weights="packed", inline_layers=inline, script_layers=script) as decoder:
+
+        def started():
+            steps = decoder.decoder_steps(input_ids, torch.ones_like(input_ids), 4, 12)
+            steps.one_row_per_sentence()
+            steps.steps(torch.tensor([EOS, ZH]), 0)
+            steps.expand(torch.zeros(4, dtype=torch.long), 2)
+            steps.step(torch.tensor([10, 11, 12, 13]), 2)
+            steps.reorder(torch.tensor([1, 1, 3, 0]), 3)
+            return steps
+
+        one_by_one, expected = started(), []
+        for level, tokens in enumerate(levels):
+            if level:
+                one_by_one.reorder(parents[level - 1], 3 + level)
+            expected.append(one_by_one.step(tokens, 3 + level))
+        one_by_one.reorder(torch.tensor([0, 0, 2, 1]), 6)
+        expected_next = one_by_one.step(torch.tensor([50, 51, 52, 53]), 6)
+        tree = started()
+        origins = tree_origins(tree.cache.origins[:, :3].clone(), parents)
+        found = tree.steps(torch.cat(levels), 3, origins)
+        torch.testing.assert_close(found, torch.cat(expected), rtol=1e-5, atol=1e-5)
+        tree.cache.follow(origins[8:][torch.tensor([0, 0, 2, 1])], 6)  # the beams after level 2's nodes 0, 0, 2, 1
+        torch.testing.assert_close(tree.step(torch.tensor([50, 51, 52, 53]), 6), expected_next, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_a_forced_first_token_costs_one_text_no_pass_of_its_own(num_beams, monkeypatch):
+    """The language code is forced: its position is computed with the next token's, one pass for both, and the
+    tokens are `generate`'s."""
+    model = tiny_model()
+    passes = []
+    for name in ("step", "steps"):
+        original = getattr(DecoderSteps, name)
+        monkeypatch.setattr(DecoderSteps, name, lambda self, *a, f=original, n=name: (passes.append(n), f(self, *a))[1])
+    options = dict(forced_bos_token_id=ZH, num_beams=num_beams, max_new_tokens=6, min_new_tokens=6)
+    with FastDecoder(model, drafts=False) as decoder:
+        found = decoder.generate(source(), **options)
+    assert torch.equal(found, model.generate(input_ids=source(), do_sample=False, **options))
+    assert passes[0] == "steps" and len(passes) == found.shape[1] - 2  # start and language code in one pass

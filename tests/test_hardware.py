@@ -75,7 +75,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     out = capsys.readouterr().out
     assert "float32 weights packed for oneDNN" in out and "float32 weights packed by oneDNN where both can" in out
     assert ("greedy search's next token screened by an int8 product" in out) == screened_argmax.screen_works()
-    drafted = "one text's greedy search on a large decoder drafted by an int8 copy"
+    drafted = "one text's greedy and beam search on a large decoder drafted by an int8 copy"
     assert (drafted in out) == (hardware.current().fbgemm == "on")
     with hardware.forced(cpu_bf16="emulated", onednn_packing="on", fbgemm="off", cuda=False):
         env.main([])

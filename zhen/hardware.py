@@ -341,7 +341,7 @@ def report() -> str:
            "float32 weights packed for MKL" if machine.float32_packer() == "mkl" else "the float32 weights as they are")
         + " on the CPU, the decoder's layers as one program compiled by TorchScript (zhen.layer_steps)"
         + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else "")
-        + (", one text's greedy search on a large decoder drafted by an int8 copy (zhen.draft_decoding)"
+        + (", one text's greedy and beam search on a large decoder drafted by an int8 copy (zhen.draft_decoding)"
            if float32_packed and machine.fbgemm == "on" else "")
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
