@@ -19,7 +19,11 @@ K, eos = 4, model.generation_config.eos_token_id
 class Lockstep:
     """The model's steps, and the draft's on the same beams."""
 
-    shares_first_steps = True
+    shares_first_steps, passes_several = True, False
+
+    @property
+    def rows(self):
+        return self.target.rows
 
     def __init__(self, target, draft):
         self.target, self.draft, self.draft_logits = target, draft, None
@@ -62,16 +66,14 @@ def compared_top(log_probs, scores, k, chunk=64):
     return original_top(log_probs, scores, k, chunk)
 
 
-def lockstep_search(decoder, batch, *args, **options):
-    session = fg.FastDecoder.open_in_this_thread(model)
-    mask = (decoder.source_bias[:, 0, 0] == 0).long()
-    draft = session.draft_steps(decoder, torch.zeros(1, 1, model.config.d_model), mask, decoder.cache.max_length, K)
-    LOCK[0] = Lockstep(decoder, draft)
-    return original_search(LOCK[0], batch, *args, **options)
+def lockstep_search(target, draft, num_beams, *args, draft_length=None, **options):
+    """In place of the drafted search: the model's beam search, its draft in lockstep."""
+    LOCK[0] = Lockstep(target, draft)
+    return original_search(LOCK[0], 1, num_beams, *args, **options)
 
 
 LOCK = [None]
-fg.top_continuations, fg.beam_search = compared_top, lockstep_search
+fg.top_continuations, fg.drafted_beam_search = compared_top, lockstep_search
 for source, target in (("en", "zh"), ("zh", "en")):
     levels.clear()
     with torch.inference_mode(), fg.FastDecoder(model, drafts=True):
