@@ -255,6 +255,9 @@ BEAM_OPTIONS = [
     {"length_penalty": 0.6, "early_stopping": True},
     {"length_penalty": 1.3, "early_stopping": "never"},
     {"num_return_sequences": 2, "max_new_tokens": 9},
+    {"max_new_tokens": 1},
+    {"max_new_tokens": 3, "num_beams": 2},
+    {"num_beams": 5, "num_return_sequences": 5, "max_new_tokens": 6},
 ]
 
 
