@@ -9,6 +9,10 @@ float32 model then computes all of them in one pass ([`zhen.fast_generation.Deco
 drafted tokens it would have chosen itself, followed by its own choice after them. The output is float32 greedy
 search's (up to float32 rounding between products of one and of several rows); what drafting changes is how many
 passes over the weights it takes.
+
+Beam search is drafted as a tree: the copy runs a few steps of the same beam search, the model computes every
+drafted beam of every step in one pass and runs its own beam search over the tree while the beams it keeps are
+drafted ones ([`drafted_beam_search`]).
 """
 
 import copy

@@ -160,14 +160,14 @@ class FastDecoder:
             tokens that can still be the largest ([`zhen.screened_argmax.ScreenedArgmax`]): the full product's
             argmax, at a fraction of its cost. On a CPU only; defaults to `True` where PyTorch multiplies int8 matrices
             there.
-        drafts (`bool`, *optional*): greedy search of one sentence (one text a call) lets an int8 copy of the decoder
-            draft the next tokens and checks them with the model's own in one pass
-            ([`zhen.draft_decoding.drafted_greedy_search`]): greedy search's tokens, in fewer passes over the
-            weights. The copy is made once and kept while the weights stay as they are. By default in a float32
-            session on a CPU with FBGEMM whose decoder is large enough that a step of one row reads its weights at
-            the memory's rate ([`zhen.draft_decoding.drafting_pays`]), from the model's `DRAFT_AFTER`-th such call
-            on (making the copy takes what tens of drafted calls save); `True` drafts from the first call; CPU
-            only.
+        drafts (`bool`, *optional*): greedy and beam search of one sentence (one text a call) let an int8 copy of
+            the decoder draft the next tokens, or a tree of the next beams, and check them with the model's own in one
+            pass ([`zhen.draft_decoding.drafted_greedy_search`], [`zhen.draft_decoding.drafted_beam_search`]): the
+            search's own tokens, in fewer passes over the weights. The copy is made once and kept while the weights
+            stay as they are. By default in a float32 session on a CPU with FBGEMM whose decoder is large enough that
+            a step of one sentence reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]),
+            from the model's `DRAFT_AFTER`-th such call on (making the copy takes what tens of drafted calls save);
+            `True` drafts from the first call; CPU only.
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
