@@ -176,37 +176,43 @@ def drafted_beam_search(target, draft, num_beams: int, length_penalty: float, ea
         parents, tokens = draft_beams(draft, search, cur_len, min(draft_length.tokens, max_length - cur_len),
                                       lagging, processors)  # fmt: skip
         origins = tree_origins(history, parents)
-        hidden_states = target.steps(torch.cat([search.last_tokens(cur_len), *tokens]), position, origins)
-        logits = target.logits(hidden_states)
-        slots, level = torch.arange(K, device=target.device), 0  # the tree node of each beam of the search
-        while True:
-            beams_logits = logits.index_select(0, level * K + slots)  # row i: the node of the search's beam i
-            log_probs = fast_generation.beam_log_probs(target, None, cur_len + level, logits=beams_logits,
-                                                       **processors)  # fmt: skip
-            rows = search.choose(log_probs, cur_len + level)
-            if rows is None:
-                return search.sequences(num_return_sequences)
-            parent_nodes = level * K + slots[rows]
-            level += 1
-            if level > len(tokens):
-                break
-            slots = _drafted_slots(
-                parents[level - 1], tokens[level - 1], slots[rows], search.running[0, :, cur_len + level - 1]
-            )
-            if slots is None:
-                break
-        draft_length.update(len(tokens), level - 1 if slots is None else len(tokens))
-        target.cache.follow(origins[parent_nodes], position + level)
-        lagging = (tokens[-1], origins[-K:]) if level > len(tokens) and tokens else None
-        cur_len += level
+        logits = target.logits(target.steps(torch.cat([search.last_tokens(cur_len), *tokens]), position, origins))
+        found = search_tree(target, search, logits, parents, tokens, cur_len, processors)
+        if found is None:
+            break
+        steps, kept, parent_nodes = found
+        draft_length.update(len(tokens), kept)
+        target.cache.follow(origins[parent_nodes], position + steps)
+        lagging = (tokens[-1], origins[-K:]) if tokens and kept == len(tokens) else None
+        cur_len += steps
     return search.sequences(num_return_sequences)
+
+
+def search_tree(target, search, logits, parents, tokens, cur_len: int, processors: dict):
+    """`search`'s own steps from `cur_len` on over a checked tree (`logits`: its nodes', level after level; `parents`,
+    `tokens`: the drafted levels, [`draft_beams`]), while the beams it keeps are nodes of the tree, then one step more.
+    Returns the steps taken, the drafted levels kept and the tree node each beam continues; None where the search is
+    over."""
+    K = search.num_beams
+    slots = torch.arange(K, device=logits.device)  # the tree node of each beam of the search, in its level
+    for level in range(len(tokens) + 1):
+        beams_logits = logits.index_select(0, level * K + slots)  # row i: the node of the search's beam i
+        log_probs = fast_generation.beam_log_probs(target, None, cur_len + level, logits=beams_logits, **processors)
+        rows = search.choose(log_probs, cur_len + level)
+        if rows is None:
+            return None
+        parent_nodes = level * K + slots[rows]
+        if level < len(tokens):
+            slots = _drafted_slots(parents[level], tokens[level], slots[rows], search.running[0, :, cur_len + level])
+        if level == len(tokens) or slots is None:
+            return level + 1, level, parent_nodes
 
 
 def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: dict):
     """Up to `levels` steps of `search`'s beam search from `cur_len` on by `draft`, on a copy of its state (its running
     beams: the finished set does not change them): for each, the slot each new beam continues in the level before
-    and its token, `(beams,)` each. `lagging`: the tokens and
-    tree origins of the nodes before the search's last tokens whose keys and values `draft` has not computed."""
+    and its token, `(beams,)` each. `lagging`: the tokens and tree origins of the nodes before the search's last
+    tokens whose keys and values `draft` has not computed."""
     search = copy.copy(search)
     tokens = search.last_tokens(cur_len)
     if lagging is None:
