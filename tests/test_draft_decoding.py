@@ -105,6 +105,13 @@ def test_a_right_draft_saves_passes_and_a_wrong_one_costs_none():
     assert wrong.passes == options["max_length"] - 2 and shrunk.tokens == 1  # a forced token costs no pass
 
 
+MODEL_VARIANTS = [  # every position type, pre- and post-norm
+    {},
+    {"position_embedding_type": "rope"},
+    {"position_embedding_type": "learned", "normalize_before": False},
+]
+
+
 def tiny_model(seed=0, **overrides) -> ZhenForConditionalGeneration:
     torch.manual_seed(seed)
     config = ZhenConfig.from_preset("tiny", vocab_size=3000, decoder_layers=2, encoder_layers=2, **overrides)
@@ -118,11 +125,7 @@ def source(seed=0, length=9):
     return input_ids
 
 
-@pytest.mark.parametrize("overrides", [
-    {},
-    {"position_embedding_type": "rope"},
-    {"position_embedding_type": "learned", "normalize_before": False},
-])  # fmt: skip
+@pytest.mark.parametrize("overrides", MODEL_VARIANTS)
 @pytest.mark.parametrize("weights", ["packed", "plain"])
 def test_a_session_drafting_decodes_one_text_as_generate(overrides, weights):
     model = tiny_model(**overrides)
@@ -261,11 +264,7 @@ BEAM_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("overrides", [
-    {},
-    {"position_embedding_type": "rope"},
-    {"position_embedding_type": "learned", "normalize_before": False},
-])  # fmt: skip
+@pytest.mark.parametrize("overrides", MODEL_VARIANTS)
 @pytest.mark.parametrize("weights", ["packed", "plain"])
 def test_a_session_drafting_beam_search_of_one_text_returns_generates_beams(overrides, weights):
     model = tiny_model(**overrides)
