@@ -1044,8 +1044,8 @@ class LineageCache(StaticDecodingCache):
         return self.sentences, heads, self.max_length, self.beams, head_dim
 
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """Write the step's keys and values at `position`: one position a row, or a batch of one sentence's several
-        positions in one row, a slot's node after another ([`DecoderSteps.steps`])."""
+        """Write the step's keys and values at `position`: one position a row; or, in a pass over several positions of
+        a batch of one sentence, the nodes of each position in its first slots ([`DecoderSteps.steps`])."""
         self.allocate_layer(layer_idx, key.shape[1], key.shape[3], key.dtype, key.device)
         keys, values = self.keys[layer_idx], self.values[layer_idx]
         if key.shape[2] == 1:
