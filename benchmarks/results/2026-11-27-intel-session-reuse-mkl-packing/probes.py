@@ -53,6 +53,19 @@ def alternate_per_call(owner, attribute: str, variants: dict, texts: list, round
     return results
 
 
+def each_way(model, tokenizer, rows, count: int, warm: int = 3, **translate_kwargs):
+    """For en→zh and zh→en: the direction's name, the first `count` source texts of `rows` and `zhen.translate`'s
+    keyword arguments, after `warm` calls (session copies, programs, drafts made once)."""
+    import zhen
+
+    for source, target in (("en", "zh"), ("zh", "en")):
+        texts = [row[source] for row in rows][:count]
+        options = dict(model=model, tokenizer=tokenizer, src_lang=source, tgt_lang=target, **translate_kwargs)
+        for text in texts[:warm]:
+            zhen.translate(text, **options)
+        yield f"{source}->{target}", texts, options
+
+
 def checkpoint_and_pairs(path: str, pairs: int = 48):
     """The model and tokenizer saved at `path` (eval mode, 2 PyTorch threads) and the first `pairs` Tatoeba validation
     pairs (`../shared/data`), as the one-text-a-call probes use them."""

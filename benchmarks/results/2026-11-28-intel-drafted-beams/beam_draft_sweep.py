@@ -4,8 +4,7 @@ one process; beam steps a check. Usage: beam_draft_sweep.py CHECKPOINT [TEXTS] [
 import sys
 
 sys.path.insert(0, "/work/main/benchmarks/results/2026-11-27-intel-session-reuse-mkl-packing")
-import zhen  # noqa: E402
-from probes import alternate_per_call, checkpoint_and_pairs  # noqa: E402
+from probes import alternate_per_call, checkpoint_and_pairs, each_way  # noqa: E402
 from zhen import draft_decoding  # noqa: E402
 
 draft_decoding.DRAFT_AFTER, draft_decoding.MIN_DECODER_WEIGHTS = 0, 0
@@ -23,14 +22,10 @@ def counted(self, drafted, kept):
 
 
 draft_decoding.DraftLength.update = counted
-for source, target in (("en", "zh"), ("zh", "en")):
-    texts = [row[source] for row in rows][:count]
-    options = dict(model=model, tokenizer=tokenizer, src_lang=source, tgt_lang=target, num_beams=4)
-    for text in texts[:3]:
-        zhen.translate(text, **options)
+for direction, texts, options in each_way(model, tokenizer, rows, count, num_beams=4):
     checks.clear()
     results = alternate_per_call(draft_decoding, "MAX_DRAFT_TOKENS", {str(m): m for m in maxima}, texts, rounds=rounds,
                                  **options)  # fmt: skip
     for m in maxima:
-        print(f"{source}->{target} longest draft {m}: best {min(results[str(m)])} ms a call {results[str(m)]}, "
+        print(f"{direction} longest draft {m}: best {min(results[str(m)])} ms a call {results[str(m)]}, "
               f"{sum(checks[m]) / len(checks[m]):.2f} beam steps a check, hash {results[f'{m}_hash']}")

@@ -7,23 +7,19 @@ import time
 
 sys.path.insert(0, "/work/main/benchmarks/results/2026-11-27-intel-session-reuse-mkl-packing")
 import zhen  # noqa: E402
-from probes import alternate_per_call, checkpoint_and_pairs, time_methods  # noqa: E402
+from probes import alternate_per_call, checkpoint_and_pairs, each_way, time_methods  # noqa: E402
 from zhen import draft_decoding, fast_generation  # noqa: E402
 
 draft_decoding.DRAFT_AFTER = 0  # steady state: the draft from the first drafted call on
 
 model, tokenizer, rows = checkpoint_and_pairs(sys.argv[1])
 count, rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 16, int(sys.argv[3]) if len(sys.argv) > 3 else 3
-for source, target in (("en", "zh"), ("zh", "en")):
-    texts = [row[source] for row in rows][:count]
-    options = dict(model=model, tokenizer=tokenizer, src_lang=source, tgt_lang=target, num_beams=4)
-    for text in texts[:3]:
-        zhen.translate(text, **options)  # session copies, programs, the draft: made once
+for direction, texts, options in each_way(model, tokenizer, rows, count, num_beams=4):
     results = alternate_per_call(draft_decoding, "MIN_DECODER_WEIGHTS", {"plain": 1 << 62, "drafted": 0}, texts,
                                  rounds=rounds, **options)  # fmt: skip
-    print(f"{source}->{target} ms a call", results)
+    print(f"{direction} ms a call", results)
     plain, drafted = min(results["plain"]), min(results["drafted"])
-    print(f"{source}->{target} best: plain {plain} ms, drafted {drafted} ms, {plain / drafted:.2f}x")
+    print(f"{direction} best: plain {plain} ms, drafted {drafted} ms, {plain / drafted:.2f}x")
 
 # Where a drafted call goes, and how many beam steps a pass of the model takes.
 totals = {}
