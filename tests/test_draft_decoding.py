@@ -193,32 +193,40 @@ def test_a_kept_draft_never_serves_changed_weights():
     assert int8_draft(model) is not first
 
 
-def test_drafting_is_on_by_default_for_a_large_float32_decoder_only(monkeypatch):
+def test_drafting_is_on_by_default_for_a_large_decoder_only_beams_in_float32_only(monkeypatch):
+    """Greedy search drafts in a float32 or bf16 session, beam search in a float32 session only; neither where the
+    decoder is small (its steps cost their calls) or FBGEMM is off (the copy's int8 products)."""
     model = tiny_model()
-    with hardware.forced(cpu_bf16="emulated"):
-        with FastDecoder(model) as decoder:
-            assert decoder.weights == "packed" and not decoder.drafts  # a small decoder: its steps cost their calls
-        monkeypatch.setattr(draft_decoding, "MIN_DECODER_WEIGHTS", 0)
-        with FastDecoder(model) as decoder:
-            assert decoder.drafts
-        with hardware.forced(fbgemm="off"), FastDecoder(model) as decoder:
-            assert not decoder.drafts
-    with hardware.forced(cpu_bf16="native"), FastDecoder(model) as decoder:
-        assert decoder.weights == "bf16" and not decoder.drafts
+
+    def drafted_searches(**forced):
+        with hardware.forced(**forced), FastDecoder(model) as decoder:
+            return decoder.weights, decoder.drafts, decoder.drafts_beams
+
+    assert drafted_searches(cpu_bf16="emulated") == ("packed", False, False)
+    assert drafted_searches(cpu_bf16="native") == ("bf16", False, False)
+    monkeypatch.setattr(draft_decoding, "MIN_DECODER_WEIGHTS", 0)
+    assert drafted_searches(cpu_bf16="emulated") == ("packed", True, True)
+    assert drafted_searches(cpu_bf16="native") == ("bf16", True, False)
+    assert drafted_searches(cpu_bf16="emulated", fbgemm="off") == ("packed", False, False)
+    assert drafted_searches(cpu_bf16="native", fbgemm="off") == ("bf16", False, False)
 
 
-def test_by_default_a_model_drafts_from_its_draft_after_th_one_text_call(monkeypatch):
+@pytest.mark.parametrize("cpu_bf16, expected", [
+    ("emulated", [False, False, False, True, True, True, True]),  # a float32 session: every one-text call counts
+    ("native", [False] * 6 + [True]),  # a bf16 session drafts greedy calls only, and counts those
+])  # fmt: skip
+def test_by_default_a_model_drafts_from_its_draft_after_th_one_text_call(monkeypatch, cpu_bf16, expected):
     """Making the draft costs what tens of drafted calls save: a one-off call never drafts; `drafts=True` does.
-    Greedy and beam search calls count alike."""
+    Greedy and beam search calls count alike where both draft."""
     model = tiny_model(seed=1)
     monkeypatch.setattr(draft_decoding, "MIN_DECODER_WEIGHTS", 0)
     monkeypatch.setattr(draft_decoding, "DRAFT_AFTER", 3)
     drafted = []
-    for call in range(5):
-        with FastDecoder(model) as decoder:
+    for call in range(7):
+        with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model) as decoder:
             decoder.generate(source(call), forced_bos_token_id=ZH, num_beams=1 + 3 * (call % 2), max_new_tokens=6)
             drafted.append(decoder.draft_session is not None)
-    assert drafted == [False, False, False, True, True]
+    assert drafted == expected
     options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
     with FastDecoder(tiny_model(seed=2), drafts=True) as decoder:
         decoder.generate(source(), **options)
@@ -276,6 +284,25 @@ def test_a_session_drafting_beam_search_of_one_text_returns_generates_beams(over
             assert torch.equal(decoder.generate(input_ids, **options), expected), options
         assert decoder.draft_session is not None
     assert 1 <= int8_draft(model).beam_draft_length.tokens <= draft_decoding.MAX_DRAFT_TOKENS
+
+
+@pytest.mark.parametrize("overrides", MODEL_VARIANTS)
+@pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
+def test_a_bf16_session_drafting_decodes_one_text_as_the_bf16_session(overrides, cpu_bf16):
+    """A bf16 session checks the int8 copy's tokens and beams with its own bf16 products: its own greedy and beam
+    search's output. The copy's products are all int8 (the MLP the session swaps in whole too) and its layers'
+    program computes in float32, although the session encodes under bf16 autocast."""
+    model = tiny_model(**overrides)
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        for seed, options in enumerate([{"num_beams": 1}, {"num_beams": 1, "min_new_tokens": 8}, *BEAM_OPTIONS[:4]]):
+            options = {"forced_bos_token_id": ZH, "num_beams": 4, "max_new_tokens": 20, **options}
+            input_ids = source(seed, length=6 + seed)
+            with FastDecoder(model, weights="bf16", drafts=False) as decoder:
+                expected = decoder.generate(input_ids, **options)
+            with FastDecoder(model, weights="bf16", drafts=True) as decoder:
+                assert torch.equal(decoder.generate(input_ids, **options), expected), options
+                draft_layer = decoder.draft_session.model.get_decoder().layers[0]
+    assert all(is_quantized(m) for m in (draft_layer.mlp.fc1, draft_layer.mlp.fc2, draft_layer.self_attn.qkv_proj))
 
 
 class CountedSteps(DecoderSteps):

@@ -75,16 +75,23 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
 
 
 def _drafted_linears(model, originals: dict[int, nn.Module]) -> dict[str, nn.Module]:
-    """The decoder's own `nn.Linear`s a draft quantizes, by name in the model (in a session, the modules swapped in
-    for them hold them as `.linear`)."""
+    """The decoder's own `nn.Linear`s a draft quantizes, by name in the model: in a session, found among the modules
+    that the ones swapped in replace (`originals`), a module swapped in whole (a bf16 session's ReLU MLP) included."""
     decoder = model.get_decoder()
     prefix = next(name for name, module in model.named_modules() if module is decoder)
-    found = {}
-    for name, module in decoder.named_modules():
-        module = originals.get(id(module), module)
-        if type(module) is nn.Linear and name.rsplit(".", 1)[-1] not in ("kv_proj", "linear"):
-            found[f"{prefix}.{name}"] = module
-    return found
+    return {
+        name: module
+        for name, module in _own_modules(decoder, originals, prefix)
+        if type(module) is nn.Linear and not name.endswith(".kv_proj")
+    }
+
+
+def _own_modules(module: nn.Module, originals: dict[int, nn.Module], name: str):
+    """`(name, module)` for `module` and everything under it as it was before a session swapped its own in."""
+    module = originals.get(id(module), module)
+    yield name, module
+    for child_name, child in module._modules.items():
+        yield from _own_modules(child, originals, f"{name}.{child_name}")
 
 
 _DRAFTS: "weakref.WeakKeyDictionary[nn.Module, tuple]" = weakref.WeakKeyDictionary()

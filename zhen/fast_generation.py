@@ -164,10 +164,11 @@ class FastDecoder:
             the decoder draft the next tokens, or a tree of the next beams, and check them with the model's own in one
             pass ([`zhen.draft_decoding.drafted_greedy_search`], [`zhen.draft_decoding.drafted_beam_search`]): the
             search's own tokens, in fewer passes over the weights. The copy is made once and kept while the weights
-            stay as they are. By default in a float32 session on a CPU with FBGEMM whose decoder is large enough that
-            a step of one sentence reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]),
-            from the model's `DRAFT_AFTER`-th such call on (making the copy takes what tens of drafted calls save);
-            `True` drafts from the first call; CPU only.
+            stay as they are. By default on a CPU with FBGEMM, for a decoder large enough that a step of one sentence
+            reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]): greedy search in a
+            float32 or bf16 session, beam search in a float32 session (a bf16 session's step of a few beams costs
+            about what the copy's steps of as many rows do), from the model's `DRAFT_AFTER`-th such call on (making
+            the copy takes what tens of drafted calls save); `True` drafts both from the first call; CPU only.
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
@@ -197,9 +198,11 @@ class FastDecoder:
                 "drafts=True: the int8 draft is made from float32 weights; use model.float() or drafts=False."
             )
         self.drafts_at_once = drafts is True  # asked for: from the first call (by default after `DRAFT_AFTER`)
+        self.drafts = self.drafts_beams = drafts
         if drafts is None:
-            drafts = self.weights == "packed" and current_hardware().fbgemm == "on" and drafting_pays(model)
-        self.drafts = drafts
+            pays = on_cpu and current_hardware().fbgemm == "on" and drafting_pays(model)
+            self.drafts = pays and self.weights in ("packed", "bf16")
+            self.drafts_beams = pays and self.weights == "packed"  # a bf16 beam step of a few rows costs what it saves
         self.draft_session: FastDecoder | None = None
         self.programs: dict = {}  # the session's layer programs: the decoder's by whether scripted, the encoder's
         self.programs_lock = threading.Lock()
@@ -385,7 +388,8 @@ class FastDecoder:
                     f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}"
                 )
         one_text = len(input_ids) == 1
-        drafted = self.drafts and one_text and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
+        drafts = self.drafts if num_beams == 1 else self.drafts_beams
+        drafted = drafts and one_text and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
         steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
         if drafted and num_beams == 1:
             return drafted_greedy_search(steps, steps.draft, draft_length=self.draft_session.model.draft_length,
@@ -422,9 +426,9 @@ class FastDecoder:
             if self.cuda_graphs:
                 return StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
             steps = DecoderSteps(*arguments)
-            if drafted:
-                steps.draft = self.draft_steps(steps, encoder_states, attention_mask, max_length, num_beams)
-            return steps
+        if drafted:  # out of autocast: TorchScript would compile its bf16 casts into the draft's float32 program
+            steps.draft = self.draft_steps(steps, encoder_states, attention_mask, max_length, num_beams)
+        return steps
 
     def draft_steps(self, target: "DecoderSteps", encoder_states: torch.Tensor, attention_mask: torch.Tensor,
                     max_length: int, num_beams: int = 1) -> "DecoderSteps":  # fmt: skip
@@ -435,12 +439,13 @@ class FastDecoder:
             if self.draft_session is None:
                 originals = {id(parent._modules[name]): original for parent, name, original in self.swapped}
                 draft = int8_draft(self.model, originals)
-                self.draft_session = FastDecoder(draft, keep_copies=self.keep_copies).__enter__()
+                self.draft_session = FastDecoder(draft, keep_copies=self.keep_copies, drafts=False).__enter__()
         draft = self.draft_session
         layer_steps = draft.layer_steps(draft.script_layers) if inline_layers_work(draft.model) else None
         sources = [(layer.keys, layer.values) for layer in target.cache.layers]
-        return DecoderSteps(draft.model, encoder_states, attention_mask, num_beams, max_length, None, draft.workspace,
-                            layer_steps, sources)  # fmt: skip
+        # The draft's products take float32 rows, whatever the session's encoder gave (bf16 under its autocast).
+        return DecoderSteps(draft.model, encoder_states, attention_mask, num_beams, max_length, torch.float32,
+                            draft.workspace, layer_steps, sources)  # fmt: skip
 
     def layer_steps(self, script: bool) -> "DecoderLayerSteps | None":
         """The decoder's layers as one program over this session's modules ([`zhen.layer_steps.decoder_layer_steps`]),
