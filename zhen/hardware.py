@@ -341,8 +341,7 @@ def report() -> str:
            "float32 weights packed for MKL" if machine.float32_packer() == "mkl" else "the float32 weights as they are")
         + " on the CPU, the decoder's layers as one program compiled by TorchScript (zhen.layer_steps)"
         + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else "")
-        + (", one text's greedy and beam search on a large decoder drafted by an int8 copy (zhen.draft_decoding)"
-           if float32_packed and machine.fbgemm == "on" else "")
+        + _drafted_searches(machine, float32_packed)
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
         f"zhen.translate and the pipeline decode {decoding_streams('cpu')} batch(es) at once on the CPU (decoding "
@@ -352,6 +351,14 @@ def report() -> str:
            "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels"),
     ]  # fmt: skip
     return "\n".join(lines)
+
+
+def _drafted_searches(machine: Hardware, float32_packed: bool) -> str:
+    """`report`'s words for the searches `zhen.draft_decoding` drafts by default in this machine's CPU session."""
+    if machine.fbgemm != "on" or not (float32_packed or machine.cpu_bf16 == "native"):
+        return ""
+    searches = "greedy and beam search" if float32_packed else "greedy search"
+    return f", one text's {searches} on a large decoder drafted by an int8 copy (zhen.draft_decoding)"
 
 
 def _cpu_name() -> str:
