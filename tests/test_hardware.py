@@ -170,7 +170,7 @@ class RecordedMallopt:
 @pytest.fixture
 def recorded_mallopt(monkeypatch):
     """glibc's `mallopt` replaced by a recorder, in a process that has not asked it anything yet."""
-    monkeypatch.setattr(hardware, "_kept_freed_memory", False)
+    monkeypatch.setattr(hardware, "_kept_freed_memory", set())
     for variable in hardware.MALLOC_VARIABLES:
         monkeypatch.delenv(variable, raising=False)
     recorded = RecordedMallopt()
@@ -210,6 +210,55 @@ def test_a_cpu_decoding_session_keeps_freed_memory_where_glibc_malloc_is_on(reco
     with hardware.forced(glibc_malloc=glibc_malloc), FastDecoder(tiny_model):
         pass
     assert recorded_mallopt.calls == (KEPT if glibc_malloc == "on" else [])
+
+
+KEPT_LARGE_BLOCKS = [(hardware.M_MMAP_MAX, 0), (hardware.M_TRIM_THRESHOLD, 1 << 30)]
+
+
+def test_large_blocks_are_served_from_the_heap_and_decoding_keeps_the_larger_trim(recorded_mallopt):
+    with hardware.forced(glibc_malloc="on"):
+        assert hardware.keep_freed_memory(large_blocks=True) and hardware.keep_freed_memory(large_blocks=True)
+        assert hardware.keep_freed_memory()
+    assert recorded_mallopt.calls == [*KEPT_LARGE_BLOCKS, (hardware.M_MMAP_THRESHOLD, 32 << 20), KEPT_LARGE_BLOCKS[1]]
+
+
+@pytest.mark.parametrize("glibc_malloc", ["on", "off"])
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_cpu_training_serves_large_blocks_from_the_heap_where_glibc_malloc_is_on(recorded_mallopt, tiny_model,
+                                                                                glibc_malloc, device):  # fmt: skip
+    from zhen.fast_training import FastTraining
+
+    with hardware.forced(glibc_malloc=glibc_malloc):
+        FastTraining(tiny_model, device=device, cuda_graphs=False).remove()
+    assert recorded_mallopt.calls == (KEPT_LARGE_BLOCKS if glibc_malloc == "on" and device == "cpu" else [])
+
+
+@pytest.mark.skipif(hardware.detected().glibc_malloc != "on", reason="needs glibc's malloc")
+def test_large_blocks_stay_mapped_from_training_step_to_step():
+    """A training step frees and allocates blocks over the 32 MiB glibc maps at most (the tied embedding's float32
+    gradients: 62.5 MiB at base); by default each is mapped afresh, its ~16,000 pages faulted in, every step."""
+    code = """if True:
+        import resource, sys, torch
+        from zhen import hardware
+        assert hardware.keep_freed_memory(large_blocks=True) == (sys.argv[1] == "kept")
+
+        def step():
+            blocks = [torch.empty(12_000_000).fill_(1.0) for _ in range(3)]  # 48 MB each
+
+        step()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for _ in range(5):
+            step()
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    """
+    env = {k: v for k, v in os.environ.items() if k not in (*hardware.MALLOC_VARIABLES, "ZHEN_HARDWARE")}
+    faults = {}
+    for malloc in ("kept", "default"):
+        forced = {} if malloc == "kept" else {"ZHEN_HARDWARE": "glibc_malloc=off"}
+        args = [sys.executable, "-c", code, malloc]
+        run = subprocess.run(args, capture_output=True, text=True, env={**env, **forced}, check=True)
+        faults[malloc] = int(run.stdout)
+    assert faults["kept"] < 1_000 and faults["default"] > 5 * 3 * 10_000, faults
 
 
 @pytest.mark.skipif(hardware.detected().glibc_malloc != "on", reason="needs glibc's malloc")

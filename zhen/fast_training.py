@@ -473,6 +473,8 @@ class FastTraining:
             raise ValueError(f"attention_kernel={attention_kernel!r} is not one of 'auto', 'sdpa', 'matmul'.")
         self.label_smoothing = model.config.label_smoothing if label_smoothing is None else label_smoothing
         on_cpu = device.type == "cpu"
+        if on_cpu:
+            hardware.keep_freed_memory(large_blocks=True)
         self.swaps = {nn.Dropout: CpuDropout} if on_cpu else {}
         if on_cpu and mixed_precision == "bf16" and hardware.emulates_bf16("cpu"):
             self.swaps[nn.Linear] = EmulatedBf16Linear

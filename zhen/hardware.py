@@ -47,7 +47,7 @@ class Hardware:
         fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
             decoding attention's products over the cache in one pass.
         glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
-            decoding raises ([`keep_freed_memory`]).
+            decoding and training raise ([`keep_freed_memory`]).
         onednn_int8 (`str`): `"on"` where PyTorch's oneDNN multiplies int8 with VNNI or AMX instructions: there its
             product at the vocabulary's width beats FBGEMM's, and `zhen.quantization.quantize_dynamic` packs the LM
             head for it (measured: README, Performance).
@@ -176,29 +176,38 @@ def _mallopt():
         return None
 
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -3, -4  # mallopt's parameter numbers (malloc.h)
 KEPT_BLOCK_BYTES = 32 << 20  # the largest M_MMAP_THRESHOLD glibc takes on 64-bit
 KEPT_FREE_BYTES = 128 << 20
-MALLOC_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
-_kept_freed_memory = False
+KEPT_FREE_BYTES_LARGE_BLOCKS = 1 << 30
+MALLOC_VARIABLES = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_MAX_")
+_kept_freed_memory: set[str] = set()
 
 
-def keep_freed_memory() -> bool:
+def keep_freed_memory(large_blocks: bool = False) -> bool:
     """Ask glibc's `malloc`, for the rest of the process, to serve blocks up to 32 MiB from its heap and to keep up
     to 128 MiB of freed memory there (what `MALLOC_MMAP_THRESHOLD_` and `MALLOC_TRIM_THRESHOLD_` set). Decoding on a
     CPU frees and allocates the same large tensors every step (an int8 LM head's logits: 16 MB at 128 rows); by
     default glibc often maps such a block afresh each time and the kernel zeroes its pages, thousands of page faults
-    a step. Done once, where `glibc_malloc` is on and the user set neither variable; returns whether it has been
-    done."""
-    global _kept_freed_memory
-    if _kept_freed_memory:
+    a step. `large_blocks=True` (training) serves every block from the heap (`MALLOC_MMAP_MAX_=0`) and keeps up to
+    1 GiB free there: a training step's largest blocks, the tied embedding's (vocabulary, d_model) float32 gradients
+    (62.5 MiB at transformer-base), are over the 32 MiB that glibc maps at most, and would be paged in afresh every
+    step. Done once for each kind, where `glibc_malloc` is on and the user set none of the variables; returns whether
+    it has been done."""
+    kind = "large blocks" if large_blocks else "blocks"
+    if kind in _kept_freed_memory:
         return True
     mallopt = _mallopt()
     if current().glibc_malloc != "on" or mallopt is None or any(v in os.environ for v in MALLOC_VARIABLES):
         return False
-    accepted = [mallopt(M_MMAP_THRESHOLD, KEPT_BLOCK_BYTES), mallopt(M_TRIM_THRESHOLD, KEPT_FREE_BYTES)]
-    _kept_freed_memory = all(accepted)
-    return _kept_freed_memory
+    if large_blocks:
+        settings = [(M_MMAP_MAX, 0), (M_TRIM_THRESHOLD, KEPT_FREE_BYTES_LARGE_BLOCKS)]
+    else:
+        free_bytes = KEPT_FREE_BYTES_LARGE_BLOCKS if "large blocks" in _kept_freed_memory else KEPT_FREE_BYTES
+        settings = [(M_MMAP_THRESHOLD, KEPT_BLOCK_BYTES), (M_TRIM_THRESHOLD, free_bytes)]
+    if all([mallopt(parameter, value) for parameter, value in settings]):
+        _kept_freed_memory.add(kind)
+    return kind in _kept_freed_memory
 
 
 _forced: list[dict] = []
