@@ -233,6 +233,19 @@ def test_cpu_training_serves_large_blocks_from_the_heap_where_glibc_malloc_is_on
     assert recorded_mallopt.calls == (KEPT_LARGE_BLOCKS if glibc_malloc == "on" and device == "cpu" else [])
 
 
+def printed_with_and_without_kept_memory(code: str) -> dict[str, int]:
+    """The number `code` prints, run in a fresh process with zhen's malloc values ("kept", where `sys.argv[1]` says
+    so) and with glibc's defaults ("default"), neither with the user's malloc variables."""
+    env = {k: v for k, v in os.environ.items() if k not in (*hardware.MALLOC_VARIABLES, "ZHEN_HARDWARE")}
+    printed = {}
+    for malloc in ("kept", "default"):
+        forced = {} if malloc == "kept" else {"ZHEN_HARDWARE": "glibc_malloc=off"}
+        args = [sys.executable, "-c", code, malloc]
+        run = subprocess.run(args, capture_output=True, text=True, env={**env, **forced}, check=True)
+        printed[malloc] = int(run.stdout)
+    return printed
+
+
 @pytest.mark.skipif(hardware.detected().glibc_malloc != "on", reason="needs glibc's malloc")
 def test_large_blocks_stay_mapped_from_training_step_to_step():
     """A training step frees and allocates blocks over the 32 MiB glibc maps at most (the tied embedding's float32
@@ -251,13 +264,7 @@ def test_large_blocks_stay_mapped_from_training_step_to_step():
             step()
         print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     """
-    env = {k: v for k, v in os.environ.items() if k not in (*hardware.MALLOC_VARIABLES, "ZHEN_HARDWARE")}
-    faults = {}
-    for malloc in ("kept", "default"):
-        forced = {} if malloc == "kept" else {"ZHEN_HARDWARE": "glibc_malloc=off"}
-        args = [sys.executable, "-c", code, malloc]
-        run = subprocess.run(args, capture_output=True, text=True, env={**env, **forced}, check=True)
-        faults[malloc] = int(run.stdout)
+    faults = printed_with_and_without_kept_memory(code)
     assert faults["kept"] < 1_000 and faults["default"] > 5 * 3 * 10_000, faults
 
 
@@ -285,11 +292,5 @@ def test_kept_freed_memory_stays_mapped_from_step_to_step():
             faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
         print(sum(after - before > 100 for before, after in zip(faults, faults[1:])))
     """
-    env = {k: v for k, v in os.environ.items() if k not in (*hardware.MALLOC_VARIABLES, "ZHEN_HARDWARE")}
-    faulting_steps = {}
-    for malloc in ("kept", "default"):
-        forced = {} if malloc == "kept" else {"ZHEN_HARDWARE": "glibc_malloc=off"}
-        args = [sys.executable, "-c", code, malloc]
-        run = subprocess.run(args, capture_output=True, text=True, env={**env, **forced}, check=True)
-        faulting_steps[malloc] = int(run.stdout)
+    faulting_steps = printed_with_and_without_kept_memory(code)
     assert faulting_steps["kept"] <= 1 < faulting_steps["default"], faulting_steps
