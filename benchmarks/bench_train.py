@@ -48,7 +48,7 @@ import warnings
 
 import torch
 
-from zhen.fast_training import LOSS_CHUNK_SIZE, FastTraining
+from zhen.fast_training import FastTraining
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -83,7 +83,7 @@ def systems_for(precisions: list[str]) -> list[str]:
     return out
 
 
-def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int, device: str = "cpu",
+def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int | None, device: str = "cpu",
                attention_groups: int = ATTENTION_GROUPS):  # fmt: skip
     """Returns `step(batch) -> loss` for one system."""
     family, kind, precision, *extra = system.split("-")
@@ -266,7 +266,7 @@ def main(argv=None):
         " peak memory): the ratios then do not depend on how the machine's speed drifts between systems' turns",
     )  # fmt: skip
     parser.add_argument("--optimizer", default="fused", choices=["fused", "foreach"], help="AdamW kernel, all systems")
-    parser.add_argument("--loss-chunk-size", type=int, default=LOSS_CHUNK_SIZE, help="zhen's fused loss chunk (tokens)")
+    parser.add_argument("--loss-chunk-size", type=int, help="zhen's fused loss chunk (rows; default: by dtype)")
     parser.add_argument("--attention-groups", type=int, default=ATTENTION_GROUPS,
                         help="zhen's groups of similar-length sentences in packed attention")  # fmt: skip
     args = parser.parse_args(argv)

@@ -34,7 +34,7 @@ def training_step(system: str, size: str, max_tokens: int):
     batch = to_device(batch, "cuda")
     family, precision = system.split("-")[1:]
     name = f"marian-sdpa-{precision}" if family == "marian" else f"zhen-prenorm-{precision}"
-    step = bench_train.build_step(name, size, "fused", bench_train.LOSS_CHUNK_SIZE, "cuda")
+    step = bench_train.build_step(name, size, "fused", None, "cuda")
     return lambda: step(batch), int(batch["labels"].ne(-100).sum())
 
 

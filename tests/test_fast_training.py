@@ -270,6 +270,42 @@ def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast, cpu_b
         torch.testing.assert_close(fused.float(), reference.float(), **tolerance)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_fused_loss_log_sum_exp_of_half_logits_is_float32s_within_rounding(dtype):
+    """From the largest logit's probability: near-uniform rows (p(max) near 1/vocab), rows with one logit far above
+    the rest (p(max) = 1, the others' probabilities underflow), and a 32k vocabulary."""
+    torch.manual_seed(0)
+    logits = (torch.randn(6, 32000) * torch.tensor([0.01, 1, 3, 10, 30, 100])[:, None]).to(dtype)
+    logits[5, 7] = 200 if dtype == torch.bfloat16 else 20_000 / 200  # fp16's largest is 65504
+    reference = torch.logsumexp(logits.float(), 1)
+    log_sum_exp = fast_training._log_sum_exp(logits, torch.softmax(logits, 1))
+    assert log_sum_exp.dtype == torch.float32
+    torch.testing.assert_close(log_sum_exp, reference, rtol=0, atol=4e-3)  # one rounding of p(max)
+
+
+def test_fused_loss_chunks_by_the_dtype_of_its_products(monkeypatch):
+    """By default a chunk of float32 products is `LOSS_CHUNK_SIZE` rows, one of bf16 products `HALF_LOSS_CHUNK_SIZE`
+    (fewer float32 additions of the LM head's gradient); the chunks give the loss and gradients of one pass."""
+    monkeypatch.setattr(fast_training, "LOSS_CHUNK_SIZE", 3)
+    monkeypatch.setattr(fast_training, "HALF_LOSS_CHUNK_SIZE", 5)
+    torch.manual_seed(0)
+    hidden, weight, labels = torch.randn(11, 16, requires_grad=True), torch.randn(37, 16), torch.randint(0, 37, (11,))
+    chunks = []
+    softmax, log_softmax = torch.softmax, torch.log_softmax
+    monkeypatch.setattr(torch, "softmax", lambda x, dim: chunks.append(len(x)) or softmax(x, dim))
+    monkeypatch.setattr(torch, "log_softmax", lambda x, dim, out: chunks.append(len(x)) or log_softmax(x, dim, out=out))
+    for autocast, cpu_bf16, expected in [(False, "native", [3, 3, 3, 2]), (True, "native", [5, 5, 1]),
+                                         (True, "emulated", [3, 3, 3, 2])]:  # fmt: skip
+        chunks.clear()
+        with hardware.forced(cpu_bf16=cpu_bf16), torch.autocast("cpu", torch.bfloat16, enabled=autocast):
+            chunked = LinearCrossEntropy.apply(hidden, weight, labels, 0.1, None)
+            whole = LinearCrossEntropy.apply(hidden, weight, labels, 0.1, 11)
+        assert chunks[: len(expected)] == expected
+        grads = [torch.autograd.grad(loss, hidden)[0] for loss in (chunked, whole)]
+        torch.testing.assert_close(chunked, whole, rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(*grads, rtol=1e-2 if autocast else 1e-5, atol=1e-2 if autocast else 1e-5)
+
+
 def test_fused_loss_refuses_a_second_backward_clearly():
     model = tiny_model()
     loss = FastTraining(model).loss(model, padded_batch())

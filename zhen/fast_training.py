@@ -32,7 +32,11 @@ from . import hardware
 from .packing import PACKED_ATTENTION, pack
 
 
-LOSS_CHUNK_SIZE = 512  # rows of logits per chunk of the fused loss: small enough to stay in cache
+# Rows of logits per chunk of the fused loss, by the dtype of its products. Each chunk adds its share of the LM head's
+# (vocab, d_model) gradient to the float32 sum, a pass over 64 MiB at transformer-base: bf16 chunks, whose logits take
+# half the bytes and need no float32 copy, are four times longer (README, Training: measured).
+LOSS_CHUNK_SIZE = 512
+HALF_LOSS_CHUNK_SIZE = 2048
 NO_LOGITS = torch.empty(0, dtype=torch.long)  # `logits_to_keep` that keeps none: the fused loss needs no logits
 
 
@@ -42,11 +46,12 @@ NO_LOGITS = torch.empty(0, dtype=torch.long)  # `logits_to_keep` that keeps none
 
 
 def fused_translation_loss(model, inputs: dict, labels: torch.Tensor, label_smoothing: float,
-                           num_items_in_batch=None, chunk_size: int = LOSS_CHUNK_SIZE) -> torch.Tensor:  # fmt: skip
+                           num_items_in_batch=None, chunk_size: int | None = None) -> torch.Tensor:  # fmt: skip
     """The loss `model(**inputs, labels=labels).loss` computes (label-smoothed cross-entropy per labelled token, or
     per `num_items_in_batch`), without the logits: the decoder's last hidden states go through [`LinearCrossEntropy`]
-    with the LM head's weight. `inputs` must hold the decoder inputs. `model` may be wrapped (DDP, Accelerate): it is
-    called as it is, so that wrappers see the forward pass."""
+    with the LM head's weight, `chunk_size` rows at a time ([`default_loss_chunk_size`] by default). `inputs` must
+    hold the decoder inputs. `model` may be wrapped (DDP, Accelerate): it is called as it is, so that wrappers see the
+    forward pass."""
     outputs = model(**inputs, logits_to_keep=NO_LOGITS, output_hidden_states=-1, use_cache=False)
     hidden = outputs.decoder_hidden_states[-1]
     labels = labels.to(hidden.device).flatten()
@@ -57,10 +62,23 @@ def fused_translation_loss(model, inputs: dict, labels: torch.Tensor, label_smoo
     return loss / (num_items_in_batch.to(loss.device) if torch.is_tensor(num_items_in_batch) else num_items_in_batch)
 
 
+def _log_sum_exp(logits: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+    """Each row's log-sum-exp in float32, from its largest logit `m` and that logit's probability: `m - log p(m)`,
+    exact but for the rounding of `p(m)` to the probabilities' dtype (within 2^-8 relative in bf16: under 0.004,
+    unbiased), and free of underflow, since `p(m)` is at least 1/vocab."""
+    top_logits, top = logits.max(1, keepdim=True)
+    return (top_logits.float() - probs.gather(1, top).float().log()).squeeze(1)
+
+
 def _unwrapped(model):
     while hasattr(model, "module"):  # DistributedDataParallel, DataParallel
         model = model.module
     return model
+
+
+def default_loss_chunk_size(dtype: torch.dtype) -> int:
+    """The fused loss's rows per chunk where its products run in `dtype`."""
+    return LOSS_CHUNK_SIZE if dtype == torch.float32 else HALF_LOSS_CHUNK_SIZE
 
 
 class LinearCrossEntropy(torch.autograd.Function):
@@ -69,12 +87,14 @@ class LinearCrossEntropy(torch.autograd.Function):
 
     The (tokens, vocab) logits, their log-softmax and its gradient never exist at once (each half a gigabyte per 4k
     tokens with a 32k vocabulary). Under autocast the products run in the autocast dtype and the softmax in float32,
-    as `lm_head` + `cross_entropy` would; in bf16 on a CPU without bf16 instructions the products of the bf16-rounded
-    operands run in float32 (see [`Bf16LinearInFloat32`]) and are not rounded again.
+    as `lm_head` + `cross_entropy` would (the softmax of bf16 logits reads them as they are and computes in float32;
+    the loss's log-sum-exp comes from the largest logit's probability, [`_log_sum_exp`]); in bf16 on a CPU without
+    bf16 instructions the products of the bf16-rounded operands run in float32 (see [`Bf16LinearInFloat32`]) and are
+    not rounded again. `chunk_size` None: [`default_loss_chunk_size`] of the products' dtype.
     """
 
     @staticmethod
-    def forward(ctx, hidden, weight, labels, label_smoothing: float, chunk_size: int):
+    def forward(ctx, hidden, weight, labels, label_smoothing: float, chunk_size: int | None):
         rows = (labels != -100).nonzero().squeeze(1)
         device = hidden.device
         dtype = hardware.autocast_dtype(device) or hidden.dtype
@@ -87,24 +107,31 @@ class LinearCrossEntropy(torch.autograd.Function):
             grad_inputs = torch.empty_like(inputs)
             # written by the first chunk's product rather than zero-filled first: a pass less over (vocab, d_model)
             grad_weight = (torch.empty_like if n else torch.zeros_like)(weight, dtype=torch.float32)
-            buffer = inputs.new_empty((min(chunk_size, n), vocab_size), dtype=torch.float32)  # one chunk's logits
             fp32 = dtype == torch.float32
+            chunk_size = chunk_size or default_loss_chunk_size(dtype)
+            buffer = inputs.new_empty((min(chunk_size, n), vocab_size)) if fp32 else None  # one chunk's logits
             loss = torch.zeros((), dtype=torch.float32, device=device)
             for start in range(0, n, chunk_size):
                 x, y = inputs[start : start + chunk_size], targets[start : start + chunk_size]
-                logits = torch.mm(x, w.t(), out=buffer[: len(x)]) if fp32 else buffer[: len(x)].copy_(x @ w.t())
-                target_logits = logits.gather(1, y[:, None]).squeeze(1)
-                log_probs = torch.log_softmax(logits, 1, out=logits)
-                # smoothed -log p(y) = -(1-e) log p(y) - e mean(log p) = -log p(y) + e (z_y - mean z)
-                loss -= log_probs.gather(1, y[:, None]).sum()
-                loss += label_smoothing * (target_logits - x.float() @ weight_sum / vocab_size).sum()
-                probs, grad_rows = log_probs.exp_().to(dtype), grad_inputs[start : start + chunk_size]
+                grad_rows = grad_inputs[start : start + chunk_size]
                 if fp32:  # straight into the outputs: no (tokens, vocab) temporaries to allocate and page in
+                    logits = torch.mm(x, w.t(), out=buffer[: len(x)])
+                    target_logits = logits.gather(1, y[:, None]).squeeze(1)
+                    log_probs = torch.log_softmax(logits, 1, out=logits)
+                    nll = -log_probs.gather(1, y[:, None]).squeeze(1)
+                    probs = log_probs.exp_()
                     torch.mm(probs, w, out=grad_rows)
                     grad_weight.addmm_(probs.t(), x, beta=1 if start else 0)  # beta=0 ignores the empty memory
-                else:
+                else:  # softmax reads the bf16 logits and computes in float32: no float32 copy of them
+                    logits = x @ w.t()
+                    target_logits = logits.gather(1, y[:, None]).squeeze(1).float()
+                    probs = torch.softmax(logits, 1)
+                    nll = _log_sum_exp(logits, probs) - target_logits
                     grad_rows.copy_(probs @ w)
                     (grad_weight.add_ if start else grad_weight.copy_)(probs.t() @ x)
+                # smoothed -log p(y) = -(1-e) log p(y) - e mean(log p) = -log p(y) + e (z_y - mean z)
+                loss += nll.sum()
+                loss += label_smoothing * (target_logits - x.float() @ weight_sum / vocab_size).sum()
             # the rest of d loss / d logits = softmax - e/V - (1-e) onehot(y), applied without a (tokens, vocab) pass
             smooth = label_smoothing / vocab_size
             grad_inputs -= (smooth * weight_sum + (1 - label_smoothing) * w[targets].float()).to(dtype)
@@ -442,7 +469,8 @@ class FastTraining:
         attention_kernel (`str`, defaults to `"auto"`): how each group attends, `"sdpa"` or `"matmul"` (two matmuls
             and a softmax); `"auto"` is what `zhen.hardware.training_attention_kernel` says is faster on the device.
         label_smoothing (`float`, *optional*): defaults to `model.config.label_smoothing`.
-        loss_chunk_size (`int`, defaults to 512): rows of logits per chunk of the fused loss.
+        loss_chunk_size (`int`, *optional*): rows of logits per chunk of the fused loss; by default
+            [`default_loss_chunk_size`] of its products' dtype (512 in float32, 2048 in bf16).
         device (`torch.device` or `str`, *optional*): where the model trains, if it is not there yet (zhen-train
             switches the path on before Accelerate moves the model); defaults to the model's device.
         cuda_graphs (`bool`, *optional*): train through `self.graphs` ([`TrainingGraphs`]), each batch shape's
@@ -454,7 +482,7 @@ class FastTraining:
 
     def __init__(self, model, mixed_precision: str = "no", packing: bool | None = None, fused_loss: bool | None = None,
                  attention_groups: int = 4, attention_kernel: str = "auto", label_smoothing: float | None = None,
-                 loss_chunk_size: int = LOSS_CHUNK_SIZE, device: torch.device | str | None = None,
+                 loss_chunk_size: int | None = None, device: torch.device | str | None = None,
                  cuda_graphs: bool | None = None):  # fmt: skip
         self.model = model
         self.attn_implementation = model.config._attn_implementation
@@ -560,5 +588,6 @@ __all__ = [
     "FastTraining",
     "LinearCrossEntropy",
     "TrainingGraphs",
+    "default_loss_chunk_size",
     "fused_translation_loss",
 ]
