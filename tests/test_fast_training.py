@@ -241,12 +241,12 @@ def test_length_groups_sort_and_merge_equal_widths():
 @pytest.mark.parametrize(
     "labelled,autocast,cpu_bf16",
     [(slice(None), False, "native"), (slice(0), False, "native"), (slice(None), True, "native"),
-     (slice(None), True, "emulated")],
-    ids=["fp32", "no-labels", "bf16-native", "bf16-emulated"],
+     (slice(0), True, "native"), (slice(None), True, "emulated")],
+    ids=["fp32", "no-labels", "bf16-native", "bf16-no-labels", "bf16-emulated"],
 )  # fmt: skip
 def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast, cpu_bf16):
-    """Several chunks (the first writes the weight gradient, the rest add to it), a batch without any labelled row,
-    and bf16 autocast with native and emulated bf16 (emulated: the products run in float32)."""
+    """Several chunks (the first writes the weight gradient, the rest add to it; in bf16 transposed), a batch without
+    any labelled row, and bf16 autocast with native and emulated bf16 (emulated: the products run in float32)."""
     torch.manual_seed(0)
     hidden, weight = torch.randn(11, 16, requires_grad=True), torch.randn(37, 16, requires_grad=True)
     labels = torch.full((11,), -100)

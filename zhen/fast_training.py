@@ -66,8 +66,7 @@ def _log_sum_exp(logits: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
     """Each row's log-sum-exp in float32, from its largest logit `m` and that logit's probability: `m - log p(m)`,
     exact but for the rounding of `p(m)` to the probabilities' dtype (within 2^-8 relative in bf16: under 0.004,
     unbiased), and free of underflow, since `p(m)` is at least 1/vocab."""
-    top_logits, top = logits.max(1, keepdim=True)
-    return (top_logits.float() - probs.gather(1, top).float().log()).squeeze(1)
+    return logits.amax(1).float() - probs.amax(1).float().log()  # softmax keeps the order: p(m) is the largest p
 
 
 def _unwrapped(model):
@@ -103,11 +102,15 @@ class LinearCrossEntropy(torch.autograd.Function):
             if dtype == torch.bfloat16 and hardware.emulates_bf16(device):
                 inputs, w, dtype = inputs.float(), w.float(), torch.float32
             n, vocab_size = len(rows), w.shape[0]
-            weight_sum = w.float().sum(0)
+            weight_sum, input_sum = w.sum(0, dtype=torch.float32), inputs.sum(0, dtype=torch.float32)
             grad_inputs = torch.empty_like(inputs)
-            # written by the first chunk's product rather than zero-filled first: a pass less over (vocab, d_model)
-            grad_weight = (torch.empty_like if n else torch.zeros_like)(weight, dtype=torch.float32)
             fp32 = dtype == torch.float32
+            # written by the first chunk's product rather than zero-filled first: a pass less over (vocab, d_model);
+            # in bf16 as (d_model, vocab), the layout whose products oneDNN runs fastest, transposed once at the end
+            new_grad_weight = torch.empty if n else torch.zeros
+            grad_weight = new_grad_weight(weight.shape if fp32 else weight.shape[::-1], dtype=torch.float32,
+                                          device=device)  # fmt: skip
+            w_t = None if fp32 else w.t().contiguous()
             chunk_size = chunk_size or default_loss_chunk_size(dtype)
             buffer = inputs.new_empty((min(chunk_size, n), vocab_size)) if fp32 else None  # one chunk's logits
             loss = torch.zeros((), dtype=torch.float32, device=device)
@@ -123,19 +126,23 @@ class LinearCrossEntropy(torch.autograd.Function):
                     torch.mm(probs, w, out=grad_rows)
                     grad_weight.addmm_(probs.t(), x, beta=1 if start else 0)  # beta=0 ignores the empty memory
                 else:  # softmax reads the bf16 logits and computes in float32: no float32 copy of them
-                    logits = x @ w.t()
+                    logits = x @ w_t
                     target_logits = logits.gather(1, y[:, None]).squeeze(1).float()
                     probs = torch.softmax(logits, 1)
                     nll = _log_sum_exp(logits, probs) - target_logits
                     grad_rows.copy_(probs @ w)
-                    (grad_weight.add_ if start else grad_weight.copy_)(probs.t() @ x)
-                # smoothed -log p(y) = -(1-e) log p(y) - e mean(log p) = -log p(y) + e (z_y - mean z)
-                loss += nll.sum()
-                loss += label_smoothing * (target_logits - x.float() @ weight_sum / vocab_size).sum()
+                    (grad_weight.add_ if start else grad_weight.copy_)(x.t().contiguous() @ probs)
+                loss += nll.sum() + label_smoothing * target_logits.sum()
+            # smoothed -log p(y) = -(1-e) log p(y) - e mean(log p) = -log p(y) + e (z_y - mean z), summed over the rows
+            loss -= label_smoothing * (input_sum @ weight_sum) / vocab_size
             # the rest of d loss / d logits = softmax - e/V - (1-e) onehot(y), applied without a (tokens, vocab) pass
             smooth = label_smoothing / vocab_size
             grad_inputs -= (smooth * weight_sum + (1 - label_smoothing) * w[targets].float()).to(dtype)
-            grad_weight -= smooth * inputs.float().sum(0)
+            if fp32:
+                grad_weight -= smooth * input_sum
+            else:  # transposed in the same pass
+                transposed, grad_weight = grad_weight.t(), torch.empty_like(weight, dtype=torch.float32)
+                torch.sub(transposed, smooth * input_sum, out=grad_weight)
             grad_weight.index_add_(0, targets, inputs.float(), alpha=-(1 - label_smoothing))
         ctx.save_for_backward(rows, grad_inputs, grad_weight)
         ctx.hidden_shape, ctx.hidden_dtype, ctx.weight_dtype = hidden.shape, hidden.dtype, weight.dtype
