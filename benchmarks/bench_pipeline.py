@@ -10,18 +10,24 @@ Transformers 4's `TranslationPipeline` did with a Marian model, on a trained che
                                  results iterated
   translate                      `zhen.translate(texts, model, tokenizer, batch_size=...)`
 
-Every system gets the same texts and the same length limit (`zhen.pipeline_zhen.default_max_new_tokens`); each runs
-once per round, in turn, and keeps its best round. Prints sentences/s, the milliseconds a call takes and the ratio to
-the peer. `--per-call N` hands the texts over N at a time, one call each (an interactive user's few texts: the
-session, the streams and the batches of one call), instead of all in one call.
+Every system gets the same texts and the same length limit (`zhen.pipeline_zhen.default_max_new_tokens`); each makes
+one untimed call first, then runs once per round, in turn, and keeps its best round. Prints sentences/s, the
+milliseconds a call takes and the ratio to the peer. `--per-call N` hands the texts over N at a time, one call each
+(an interactive user's few texts: the session, the streams and the batches of one call), instead of all in one call.
+`--interleave` has the systems take turns on every call (the order rotating) rather than on every round, and adds
+the median over calls of each call's ratio to the peer's time on the same call: on a machine whose speed drifts
+within minutes, the paired figure.
 
     python benchmarks/bench_pipeline.py --model runs/zhen/model --test ../shared/data/news/valid.jsonl.gz --limit 256
     python benchmarks/bench_pipeline.py --model runs/zhen/model --test ../shared/data/tatoeba/valid.jsonl.gz \
         --limit 64 --per-call 1 --systems generate-bf16,generate-fp32,pipeline,translate
+    python benchmarks/bench_pipeline.py --model runs/zhen/model --test ../shared/data/tatoeba/valid.jsonl.gz \
+        --limit 16 --per-call 1 --num-beams 4 --systems generate-bf16,translate --interleave --rounds 3
 """
 
 import json
 import os
+import statistics
 import sys
 import time
 import warnings
@@ -40,6 +46,7 @@ def main(argv=None):
     parser = checkpoint_parser(__doc__, SYSTEMS, limit=256)
     parser.add_argument("--per-call", type=int, help="texts per call (default: all in one call)")
     parser.add_argument("--device", default="cpu", help="where the models run: cpu, cuda, ...")
+    parser.add_argument("--interleave", action="store_true", help="systems take turns on every call, not every round")
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -91,30 +98,61 @@ def main(argv=None):
             texts = columns[src]
             per_call = args.per_call or len(texts)
             calls = [texts[start : start + per_call] for start in range(0, len(texts), per_call)]
-            best = dict.fromkeys(names, float("inf"))
-            for _ in range(args.rounds):
-                for name in names:
-                    start = time.perf_counter()
-                    for call in calls:
-                        systems[name](call, src, tgt, num_beams)
-                    if device.type == "cuda":
-                        torch.cuda.synchronize(device)
-                    best[name] = min(best[name], time.perf_counter() - start)
-            peer = min((best[name] for name in ("generate-bf16", "generate-fp32") if name in best), default=None)
+            best, call_seconds = timed_rounds(systems, names, calls, (src, tgt, num_beams), args, device)
+            peers = [name for name in ("generate-bf16", "generate-fp32") if name in best]
+            peer = min((best[name] for name in peers), default=None)
             for name in names:
-                x_peer = peer / best[name] if peer else None
-                results.append(dict(direction=direction, beams=num_beams, system=name, sent_s=len(texts) / best[name],
-                                    ms_call=1000 * best[name] / len(calls), x_peer=x_peer))  # fmt: skip
+                row = dict(direction=direction, beams=num_beams, system=name, sent_s=len(texts) / best[name],
+                           ms_call=1000 * best[name] / len(calls))  # fmt: skip
+                row["x_peer"] = peer / best[name] if peer else None
+                if args.interleave and peers:
+                    pairs = zip(*(call_seconds[p] for p in peers), call_seconds[name])
+                    row["x_peer_paired"] = statistics.median(min(times) / own for *times, own in pairs)
+                results.append(row)
     per_call = f"{args.per_call} a call" if args.per_call else "all in one call"
     machine = dict(cpu_description(), device=str(device))
     if device.type == "cuda":
         machine["gpu"] = torch.cuda.get_device_name(device)
     print(f"# {args.model} on {args.test}: {len(columns['en'])} sentences ({per_call}), batch {args.batch_size}, "
           f"{args.threads} threads, best of {args.rounds}; {json.dumps(machine)}")  # fmt: skip
-    print_table(results, [("direction", "direction", ""), ("beams", "beams", ""), ("system", "system", ""),
-                          ("sent_s", "sent/s", ".1f"), ("ms_call", "ms a call", ".1f"),
-                          ("x_peer", "× v4-style generate, best", ".2f")])  # fmt: skip
+    columns = [("direction", "direction", ""), ("beams", "beams", ""), ("system", "system", ""),
+               ("sent_s", "sent/s", ".1f"), ("ms_call", "ms a call", ".1f"),
+               ("x_peer", "× v4-style generate, best", ".2f")]  # fmt: skip
+    if args.interleave:
+        columns.append(("x_peer_paired", "× the same, median of paired calls", ".2f"))
+    print_table(results, columns)
     print(json.dumps({"benchmark": "pipeline", "results": results}))
+
+
+def timed_rounds(systems: dict, names: list[str], calls: list, call_args: tuple, args, device) -> tuple[dict, dict]:
+    """Each system's best round (seconds for all the calls, after one untimed call) and, with `--interleave`, every
+    call's seconds by system."""
+    best = dict.fromkeys(names, float("inf"))
+    call_seconds = {name: [] for name in names}
+
+    def timed(name, some_calls) -> float:
+        start = time.perf_counter()
+        for call in some_calls:
+            systems[name](call, *call_args)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        return time.perf_counter() - start
+
+    for name in names:  # warm-up: sessions built, kernels chosen
+        timed(name, calls[:1])
+    for _ in range(args.rounds):
+        if not args.interleave:
+            for name in names:
+                best[name] = min(best[name], timed(name, calls))
+            continue
+        totals = dict.fromkeys(names, 0.0)
+        for i, call in enumerate(calls):
+            for name in names[i % len(names) :] + names[: i % len(names)]:
+                seconds = timed(name, [call])
+                totals[name] += seconds
+                call_seconds[name].append(seconds)
+        best = {name: min(best[name], totals[name]) for name in names}
+    return best, call_seconds
 
 
 if __name__ == "__main__":
