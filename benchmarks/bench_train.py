@@ -27,7 +27,9 @@ share of this machine's 2048^3 GEMM rate in the same precision, measured in the 
 best configuration of the same precision. Each system runs in its own process; `--rounds N` repeats the whole set
 and keeps each system's best round; `--repeat N` runs the measured batches N times within a worker and keeps each
 batch's fastest step. `--interleave` runs all systems in one process instead, taking turns on every batch (the order
-rotating), so that the speed drift of a shared machine reaches every system alike; peak memory is then not reported.
+rotating), so that the speed drift of a shared machine reaches every system alike; peak memory is then not reported,
+and the GEMM peak is measured in every turn as well: "% peak in its turns" sets each batch's fastest step against
+the peak measured in the same turn (the share of peak on a machine whose speed moves within minutes).
 
     python benchmarks/bench_train.py                                  # tiny and base, fp32 and bf16
     python benchmarks/bench_train.py --sizes base --precisions fp32 --rounds 2
@@ -58,6 +60,7 @@ from common import (  # noqa: E402
     batch_stats,
     benchmark_parser,
     gemm_peak,
+    gemm_rate,
     machine_info,
     marian_model,
     peak_memory_mib,
@@ -73,6 +76,7 @@ from common import (  # noqa: E402
 
 
 PRECISIONS = {"fp32": torch.float32, "bf16": torch.bfloat16}
+PEAK_SECONDS_A_TURN = 0.3  # `--interleave`: the GEMM peak measured for this long in every turn
 ATTENTION_GROUPS = inspect.signature(FastTraining).parameters["attention_groups"].default
 
 
@@ -158,8 +162,14 @@ def worker(job: dict) -> dict | list[dict]:
         for s in systems
     }
     measured = batches[job["warmup"] :]
-    best, last_loss, kernel = best_step_times(steps, batches[: job["warmup"]], measured, job.get("repeat", 1), device)
+    rates = {}  # taking turns, the GEMM peak of each system's precision is measured in every turn too
+    if len(systems) > 1:
+        rates = {precision_of(s): gemm_rate(PRECISIONS[precision_of(s)], device=device) for s in systems}
+    timed = best_step_times(steps, batches[: job["warmup"]], measured, job.get("repeat", 1), device, rates)
+    best, last_loss, kernel, peak_at_best = timed
     stats = [batch_stats(b) for b in measured]
+    flops = [train_flops(job["size"], b) for b in measured]
+    paired_share = {s: sum(f / peak for f, peak in zip(flops, peak_at_best[s])) / sum(best[s]) for s in systems}
     results = [
         dict(
             {k: v for k, v in job.items() if k != "systems"},
@@ -168,7 +178,8 @@ def worker(job: dict) -> dict | list[dict]:
             step_s=sum(best[system]) / len(measured),
             tgt_tokens=sum(s["tgt_tokens"] for s in stats),
             padding=sum(s["padding"] * s["padded_tokens"] for s in stats) / sum(s["padded_tokens"] for s in stats),
-            flops=sum(train_flops(job["size"], b) for b in measured),
+            flops=sum(flops),
+            paired_peak_share=paired_share[system] if rates else None,
             rss_mib=None if len(systems) > 1 else peak_memory_mib(device),  # one process: no per-system peak
             last_loss=last_loss[system],
             kernel_s=kernel[system][0],  # per step: time in the kernel, mostly paging in fresh memory on CPU
@@ -180,11 +191,17 @@ def worker(job: dict) -> dict | list[dict]:
     return results if "systems" in job else results[0]
 
 
-def best_step_times(steps: dict, warmup: list[dict], measured: list[dict], repeat: int, device: str):
+def precision_of(system: str) -> str:
+    return system.removesuffix(BASELINE).split("-")[2]
+
+
+def best_step_times(steps: dict, warmup: list[dict], measured: list[dict], repeat: int, device: str,
+                    rates: dict | None = None):  # fmt: skip
     """Each system's fastest time for each measured batch over `repeat` passes (timeit's best of N, so that a machine
     shared with other jobs slows the figures less). With several systems they take turns on every batch, the order
-    rotating, so that the machine's drift over minutes reaches them alike. Returns the times, each last loss, and each
-    system's mean (kernel seconds, minor page faults) per step."""
+    rotating, so that the machine's drift over minutes reaches them alike; `rates` (precision -> [`gemm_rate`]) are
+    measured in every turn too. Returns the times, each last loss, each system's mean (kernel seconds, minor page
+    faults) per step, and for each system and batch the GEMM peak of its precision in the turn of its fastest step."""
     for step in steps.values():
         for batch in warmup:
             step(to_device(batch, device))
@@ -196,22 +213,27 @@ def best_step_times(steps: dict, warmup: list[dict], measured: list[dict], repea
                     step(batch)
     names = list(steps)
     best, last_loss = {name: [math.inf] * len(on_device) for name in names}, {}
+    peak_at_best = {name: [math.nan] * len(on_device) for name in names}
     kernel = {name: [0.0, 0, 0] for name in names}  # system seconds, minor page faults, steps
     for turn in range(repeat):
         for i, batch in enumerate(on_device):
             shift = (turn + i) % len(names)
+            peaks = {precision: rate(PEAK_SECONDS_A_TURN) for precision, rate in (rates or {}).items()}
             for name in names[shift:] + names[:shift]:
                 synchronize(device)
                 usage, start = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
                 loss = steps[name](batch)
                 synchronize(device)
-                best[name][i] = min(best[name][i], time.perf_counter() - start)
+                seconds = time.perf_counter() - start
+                if seconds < best[name][i]:
+                    best[name][i], peak_at_best[name][i] = seconds, peaks.get(precision_of(name), math.nan)
                 last_loss[name] = float(loss)
                 after = resource.getrusage(resource.RUSAGE_SELF)
                 kernel[name][0] += after.ru_stime - usage.ru_stime
                 kernel[name][1] += after.ru_minflt - usage.ru_minflt
                 kernel[name][2] += 1
-    return best, last_loss, {name: (sys_s / n, faults / n) for name, (sys_s, faults, n) in kernel.items()}
+    kernel = {name: (sys_s / n, faults / n) for name, (sys_s, faults, n) in kernel.items()}
+    return best, last_loss, kernel, peak_at_best
 
 
 def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> list[dict]:
@@ -236,14 +258,14 @@ def run(args, size: str, max_tokens: int, systems: list[str], peaks: dict) -> li
     for r in rows:
         if "error" in r:
             continue
-        precision = r["system"].removesuffix(BASELINE).split("-")[2]
+        precision = precision_of(r["system"])
         r["tok_s"] = r["tgt_tokens"] / r["seconds"]
         r["gflop_s"] = r["flops"] / r["seconds"] / 1e9
         r["peak_share"] = r["flops"] / r["seconds"] / peaks[precision]
     for r in rows:
         if "error" in r:
             continue
-        precision = r["system"].removesuffix(BASELINE).split("-")[2]
+        precision = precision_of(r["system"])
         marian = [
             m for m in rows if "error" not in m and m["system"].startswith("marian") and f"-{precision}" in m["system"]
         ]
@@ -295,7 +317,8 @@ def main(argv=None):
                 rows,
                 [("system", "system", "s"), ("tok_s", "tgt tok/s", ".0f"), ("x_marian_best", "× Marian best", ".2f"),
                  ("step_s", "s/step", ".2f"), ("padding", "padding", ".1%"), ("gflop_s", "GFLOP/s", ".1f"),
-                 ("peak_share", "% GEMM peak", ".1%"), ("rss_mib", "peak mem MiB", ".0f"),
+                 ("peak_share", "% GEMM peak", ".1%"), ("paired_peak_share", "% peak in its turns", ".1%"),
+                 ("rss_mib", "peak mem MiB", ".0f"),
                  ("kernel_s", "kernel s/step", ".2f"), ("page_faults", "page faults/step", ".0f"),
                  ("error", "error", "s")],
             )  # fmt: skip

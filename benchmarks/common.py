@@ -178,13 +178,19 @@ def gemm_peak(dtype: torch.dtype, n: int = 2048, seconds: float = 2.0, device: s
     PyTorch's matmul (MKL's for float32 on x86) and oneDNN's product of the same operands: on AMD CPUs MKL's float32
     is far slower than oneDNN's, which zhen's decoding uses. On a GPU n is 8192, the size at which its tensor cores
     reach their rate."""
+    return gemm_rate(dtype, n, device)(seconds)
+
+
+def gemm_rate(dtype: torch.dtype, n: int = 2048, device: str = "cpu"):
+    """[`gemm_peak`] as a function of the seconds to spend measuring, its operands made once: to measure the peak
+    again and again, in turns with what it is compared with."""
     n = 8192 if device != "cpu" else n
     a, b = torch.randn(n, n, dtype=dtype, device=device), torch.randn(n, n, dtype=dtype, device=device)
     products = [lambda: a @ b]
     if device == "cpu" and torch.backends.mkldnn.is_available():
         weight = torch.ops.mkldnn._reorder_linear_weight(b.t().contiguous(), None)  # a @ b = linear(a, bᵀ)
         products.append(lambda: torch.ops.mkldnn._linear_pointwise(a, weight, None, "none", [], ""))
-    return max(_best_rate(product, 2 * n**3, seconds / len(products), device) for product in products)
+    return lambda seconds: max(_best_rate(product, 2 * n**3, seconds / len(products), device) for product in products)
 
 
 def _best_rate(product, flops: float, seconds: float, device: str) -> float:
