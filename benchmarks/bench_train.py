@@ -169,7 +169,9 @@ def worker(job: dict) -> dict | list[dict]:
     best, last_loss, kernel, peak_at_best = timed
     stats = [batch_stats(b) for b in measured]
     flops = [train_flops(job["size"], b) for b in measured]
-    paired_share = {s: sum(f / peak for f, peak in zip(flops, peak_at_best[s])) / sum(best[s]) for s in systems}
+    paired_share = {}  # the time each batch's FLOPs take at the peak of its fastest step's turn, over the steps' time
+    if rates:
+        paired_share = {s: sum(f / p for f, p in zip(flops, peak_at_best[s])) / sum(best[s]) for s in systems}
     results = [
         dict(
             {k: v for k, v in job.items() if k != "systems"},
@@ -179,7 +181,7 @@ def worker(job: dict) -> dict | list[dict]:
             tgt_tokens=sum(s["tgt_tokens"] for s in stats),
             padding=sum(s["padding"] * s["padded_tokens"] for s in stats) / sum(s["padded_tokens"] for s in stats),
             flops=sum(flops),
-            paired_peak_share=paired_share[system] if rates else None,
+            paired_peak_share=paired_share.get(system),
             rss_mib=None if len(systems) > 1 else peak_memory_mib(device),  # one process: no per-system peak
             last_loss=last_loss[system],
             kernel_s=kernel[system][0],  # per step: time in the kernel, mostly paging in fresh memory on CPU
