@@ -229,6 +229,24 @@ def test_pack_lays_out_sentences_and_groups(monkeypatch):
     assert [g.width for g in layout.source] == [5, 8]  # each group padded to its own longest sentence
 
 
+@pytest.mark.parametrize("heads", [1, 3])
+def test_packed_sides_pad_each_group_and_give_back_every_token(monkeypatch, heads):
+    """One gather lays out every group as contiguous (rows, heads, width, head_dim), its real slots holding their
+    tokens; one `unpad` gives each token back from its slot."""
+    monkeypatch.setattr(packing, "MIN_GROUP_ROWS", 1)
+    layout = pack(padded_batch(), decoder_start_token_id=BOS, pad_token_id=PAD, attention_groups=3)["packed_layout"]
+    for side in (layout.source, layout.target):
+        states = torch.randn(1, heads, side.tokens, 4)
+        by_token = states[0].transpose(0, 1)  # (tokens, heads, head_dim)
+        padded = packing._padded(states, side, in_float32=False)
+        for group, group_states in zip(side, padded):
+            assert group_states.shape == (group.rows, heads, group.width, 4) and group_states.is_contiguous()
+            slots = group_states.transpose(1, 2).reshape(-1, heads, 4)
+            assert torch.equal(slots[group.real], by_token[group.tokens])
+        given_back = packing._Unpad.apply(torch.cat([p.reshape(-1, 4) for p in padded]), side.unpad(heads))
+        assert torch.equal(given_back.view(side.tokens, heads, 4), by_token)
+
+
 def test_length_groups_sort_and_merge_equal_widths():
     lengths = torch.tensor([5, 1, 9, 3, 7, 2, 8, 4, 6, 1, 9, 3, 5, 7, 2, 8])
     groups = length_groups(lengths, max_groups=4)

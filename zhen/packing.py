@@ -43,16 +43,62 @@ class GroupSide:
 
 
 @dataclasses.dataclass
+class PackedSide:
+    """All groups of one side, and the two indices that move a side's attention states between the packed layout and
+    its groups' padded layouts in one `index_select` each (whose backward is one scatter, not one per group):
+    [`gather`] and [`unpad`], over states viewed as `(tokens * heads, head_dim)`."""
+
+    groups: list[GroupSide]
+    tokens: int
+    indices: dict = dataclasses.field(default_factory=dict, repr=False)  # heads -> (gather, unpad)
+
+    def __iter__(self):
+        return iter(self.groups)
+
+    def gather(self, heads: int) -> torch.Tensor:
+        """The rows of `(tokens * heads, head_dim)` states that make each group's `(rows, heads, width, head_dim)`,
+        contiguous, the groups end to end."""
+        return self._indices(heads)[0]
+
+    def unpad(self, heads: int) -> torch.Tensor:
+        """For each packed token and head, its row in the groups' `(rows, heads, width, head_dim)` ends to end."""
+        return self._indices(heads)[1]
+
+    def _indices(self, heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if heads not in self.indices:
+            device = self.groups[0].gather.device if self.groups else None
+            head = torch.arange(heads, device=device)
+            unpad = torch.empty(self.tokens, heads, dtype=torch.long, device=device)
+            gathers, start = [], 0
+            for g in self.groups:
+                gathers.append((g.gather.view(g.rows, 1, g.width) * heads + head[:, None]).flatten())
+                row, column = g.real // max(g.width, 1), g.real % max(g.width, 1)
+                unpad[g.tokens] = start + (row[:, None] * heads + head) * g.width + column[:, None]
+                start += g.rows * heads * g.width
+            gather = torch.cat(gathers) if gathers else unpad.new_empty(0)
+            self.indices[heads] = gather, unpad.flatten()
+        return self.indices[heads]
+
+    def to(self, device) -> "PackedSide":
+        def moved(group: GroupSide) -> GroupSide:
+            mask = None if group.key_mask is None else group.key_mask.to(device)
+            tensors = {name: getattr(group, name).to(device) for name in ("gather", "real", "tokens")}
+            return dataclasses.replace(group, key_mask=mask, **tensors)
+
+        return PackedSide([moved(g) for g in self.groups], self.tokens)
+
+
+@dataclasses.dataclass
 class PackedLayout:
     """Where each sentence's tokens are in a packed batch, and the groups of sentences attention runs on."""
 
-    source: list[GroupSide]
-    target: list[GroupSide]
+    source: PackedSide
+    target: PackedSide
     source_tokens: int
     target_tokens: int
     attention_kernel: str = "sdpa"  # or "matmul" (see `_matmul_attention`)
 
-    def sides(self, module) -> tuple[list[GroupSide], list[GroupSide]]:
+    def sides(self, module) -> tuple[PackedSide, PackedSide]:
         """(query side, key side) of an attention module: the target's for decoder self-attention, the target's and
         the source's for cross-attention, the source's for encoder self-attention."""
         if module.is_cross_attention:
@@ -60,12 +106,7 @@ class PackedLayout:
         return (self.target, self.target) if module.is_causal else (self.source, self.source)
 
     def to(self, device) -> "PackedLayout":
-        def moved(group: GroupSide) -> GroupSide:
-            mask = None if group.key_mask is None else group.key_mask.to(device)
-            tensors = {name: getattr(group, name).to(device) for name in ("gather", "real", "tokens")}
-            return dataclasses.replace(group, key_mask=mask, **tensors)
-
-        return dataclasses.replace(self, source=[moved(g) for g in self.source], target=[moved(g) for g in self.target])
+        return dataclasses.replace(self, source=self.source.to(device), target=self.target.to(device))
 
 
 def pack(batch: dict, decoder_start_token_id: int, pad_token_id: int, attention_groups: int = 4) -> dict:
@@ -99,9 +140,10 @@ def pack_sources(input_ids: torch.Tensor, attention_mask: torch.Tensor, attentio
 def _packed_sources(input_ids, keep, groups, target_keep=None) -> dict:
     """Packed source `input_ids`, `position_ids`, and the `packed_layout` of the groups (the target's sides too
     where `target_keep` is given)."""
+    source_tokens, target_tokens = int(keep.sum()), 0 if target_keep is None else int(target_keep.sum())
     target = [] if target_keep is None else _group_sides(target_keep, groups)
-    layout = PackedLayout(source=_group_sides(keep, groups), target=target, source_tokens=int(keep.sum()),
-                          target_tokens=0 if target_keep is None else int(target_keep.sum()))  # fmt: skip
+    source = PackedSide(_group_sides(keep, groups), source_tokens)
+    layout = PackedLayout(source, PackedSide(target, target_tokens), source_tokens, target_tokens)
     return {"input_ids": input_ids[keep][None], "position_ids": _positions(keep)[None], "packed_layout": layout}
 
 
@@ -154,20 +196,21 @@ def packed_sdpa_attention(module, query, key, value, attention_mask, scaling, dr
         return sdpa_attention_forward(module, query, key, value, attention_mask, scaling=scaling, dropout=dropout,
                                       **kwargs)  # fmt: skip
     query_side, key_side = packed_layout.sides(module)
-    query, key, value = (t[0].transpose(0, 1) for t in (query, key, value))  # (tokens, heads, head_dim)
+    heads, head_dim = query.shape[1], query.shape[-1]
     in_float32 = query.dtype == torch.bfloat16 and torch.is_grad_enabled() and hardware.emulates_bf16(query.device)
     attend = _matmul_attention if packed_layout.attention_kernel == "matmul" else _sdpa_attention
-    output = query.new_empty(query.shape)
-    for q_group, k_group in zip(query_side, key_side):
+    # bf16 attention on a CPU that emulates bf16 is several times slower than float32: there it runs in float32
+    padded = [_padded(t, side, in_float32) for t, side in ((query, query_side), (key, key_side), (value, key_side))]
+    outputs = []
+    for q_group, k_group, q, k, v in zip(query_side, key_side, *padded):
         if q_group.width == 0:  # sentences without target tokens (all labels -100)
             continue
-        # bf16 attention on a CPU that emulates bf16 is several times slower than float32: those groups run in float32
-        q, k, v = (_padded(t, g, in_float32) for t, g in ((query, q_group), (key, k_group), (value, k_group)))
         key_mask = None if module.is_causal else k_group.key_mask  # right-padded targets: causality keeps padding out
         out = attend(q, k, v, key_mask, module.is_causal, scaling, dropout if module.training else 0.0)
-        out = out.transpose(1, 2).reshape(-1, *out.shape[1:2], out.shape[-1])  # (rows * width, heads, head_dim)
-        output.index_copy_(0, q_group.tokens, out.index_select(0, q_group.real).to(output.dtype))
-    return output[None], None
+        outputs.append(out.reshape(-1, head_dim))
+    output = torch.cat(outputs) if outputs else padded[0][0].new_empty(0, head_dim)
+    output = _Unpad.apply(output, query_side.unpad(heads)).to(query.dtype)
+    return output.view(1, -1, heads, head_dim), None
 
 
 def _sdpa_attention(query, key, value, key_mask, causal: bool, scaling: float, dropout: float) -> torch.Tensor:
@@ -177,29 +220,71 @@ def _sdpa_attention(query, key, value, key_mask, causal: bool, scaling: float, d
 
 
 def _matmul_attention(query, key, value, key_mask, causal: bool, scaling: float, dropout: float) -> torch.Tensor:
-    """softmax(q kᵀ · scaling) v as `eager_attention_forward` computes it (softmax in float32): on CPUs, for the short
-    groups of a translation batch, several times faster forward and backward than SDPA's flash kernel (README,
-    Performance)."""
-    scores = torch.matmul(query, key.transpose(-1, -2)) * scaling
-    if causal:
-        scores = scores.masked_fill(_future(scores.shape[-1], scores.device), float("-inf"))
+    """softmax(q kᵀ · scaling + mask) v as `eager_attention_forward` computes it (softmax in float32), the scaling and
+    the mask added in the product (`baddbmm`): on CPUs, for the short groups of a translation batch, several times
+    faster forward and backward than SDPA's flash kernel (README, Performance)."""
+    rows, heads, width, dim = query.shape
+    query, key, value = (t.flatten(0, 1) for t in (query, key, value))  # (rows * heads, width, dim)
+    bias = _future(width, query.device, query.dtype) if causal else None
     if key_mask is not None:
-        scores = scores.masked_fill(~key_mask, float("-inf"))
+        hidden = torch.zeros(key_mask.shape, dtype=query.dtype, device=query.device).masked_fill_(~key_mask, -torch.inf)
+        bias = hidden.expand(rows, heads, 1, key.shape[1]).reshape(rows * heads, 1, key.shape[1])
+    if bias is None:
+        scores = torch.bmm(query, key.transpose(1, 2)) * scaling
+    else:
+        scores = torch.baddbmm(bias, query, key.transpose(1, 2), alpha=scaling)
     weights = nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
     weights = nn.functional.dropout(weights, p=dropout, training=dropout > 0)
-    return torch.matmul(weights, value)
+    return torch.bmm(weights, value).view(rows, heads, width, dim)
 
 
 @functools.cache
-def _future(width: int, device: torch.device) -> torch.Tensor:
-    """(width, width) mask of the positions after each query: what a causal query may not see."""
-    return torch.ones(width, width, dtype=torch.bool, device=device).triu(1)
+def _future(width: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+    """(1, width, width) additive mask of the positions after each query (-inf): what a causal query may not see."""
+    return torch.full((1, width, width), -torch.inf, dtype=dtype, device=device).triu(1)
 
 
-def _padded(states: torch.Tensor, group: GroupSide, in_float32: bool) -> torch.Tensor:
-    """(tokens, heads, head_dim) -> (rows, heads, width, head_dim) of one group."""
-    padded = states.index_select(0, group.gather).view(group.rows, group.width, *states.shape[1:])
-    return (padded.float() if in_float32 else padded).transpose(1, 2)
+def _padded(states: torch.Tensor, side: PackedSide, in_float32: bool) -> list[torch.Tensor]:
+    """`(1, heads, tokens, head_dim)` states -> each group's `(rows, heads, width, head_dim)`, contiguous, from one
+    gather (the states are a view of the projection's `(tokens, heads, head_dim)` output, which is not copied)."""
+    heads, head_dim = states.shape[1], states.shape[-1]
+    by_token = states.squeeze(0).transpose(0, 1).contiguous()
+    padded = _Gather.apply(by_token.view(-1, head_dim), side.gather(heads), side.unpad(heads))
+    padded = padded.float() if in_float32 else padded
+    sizes = [g.rows * heads * g.width for g in side]
+    return [p.view(g.rows, heads, g.width, head_dim) for p, g in zip(padded.split(sizes), side)]
+
+
+class _Gather(torch.autograd.Function):
+    """`states.index_select(0, gather)`, whose backward reads each state's gradient from its own slot (`unpad`) where
+    `index_select`'s sums it over every slot that copied it (4-6x slower): the other slots are padding, which attention
+    masks (keys, values) or whose output it drops (queries, [`_Unpad`]), so that their gradient is zero."""
+
+    @staticmethod
+    def forward(ctx, states: torch.Tensor, gather: torch.Tensor, unpad: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(unpad)
+        return states.index_select(0, gather)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        (unpad,) = ctx.saved_tensors
+        return grad.index_select(0, unpad), None, None
+
+
+class _Unpad(torch.autograd.Function):
+    """`padded.index_select(0, unpad)`, whose backward copies where `index_select`'s adds (`unpad` repeats no slot),
+    and leaves the padding slots' gradient zero."""
+
+    @staticmethod
+    def forward(ctx, padded: torch.Tensor, unpad: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(unpad)
+        ctx.slots = len(padded)
+        return padded.index_select(0, unpad)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        (unpad,) = ctx.saved_tensors
+        return grad.new_zeros(ctx.slots, *grad.shape[1:]).index_copy_(0, unpad, grad), None
 
 
 def register_attention(name: str, function) -> None:
@@ -218,6 +303,7 @@ __all__ = [
     "PACKED_ATTENTION",
     "GroupSide",
     "PackedLayout",
+    "PackedSide",
     "length_groups",
     "pack",
     "pack_sources",
