@@ -464,7 +464,7 @@ def test_bf16_training_where_the_cpu_emulates_bf16_is_as_precise_as_native_bf16(
 
 @pytest.mark.parametrize("p", [0.1, 0.3])
 def test_cpu_dropout_drops_p_and_keeps_expectations(p):
-    """The mask comes from 15-bit integers: the drop rate must be p in each of the four lanes of a 64-bit draw, kept
+    """The mask comes from 16-bit integers: the drop rate must be p in each of the four lanes of a 64-bit draw, kept
     values scaled so the expectation is unchanged, the gradient masked the same way, the mask reproducible."""
     dropout = CpuDropout(p).train()
     x = (torch.rand(400, 501) + 1).requires_grad_()
@@ -474,7 +474,7 @@ def test_cpu_dropout_drops_p_and_keeps_expectations(p):
     assert abs((1 - kept.float().mean()).item() - p) < 0.005
     for lane in range(4):
         assert abs((1 - kept.flatten()[lane::4].float().mean()).item() - p) < 0.008
-    rounded_p = round(p * 32768) / 32768
+    rounded_p = round(p * 65536) / 65536
     torch.testing.assert_close(y[kept], x[kept] / (1 - rounded_p))
     y.backward(torch.ones_like(y))
     torch.testing.assert_close(x.grad, kept / (1 - rounded_p))

@@ -11,7 +11,7 @@ gradients equal) and each through a mechanism Transformers provides:
 - **The loss** ([`fused_translation_loss`], a criterion the trainer calls instead of reading `outputs.loss`, as
   fairseq keeps criteria apart from models): label-smoothed cross-entropy of `hidden @ lm_head.T` computed a chunk of
   rows at a time with its gradient formed in the same pass, so the (tokens × vocabulary) logits never exist.
-- **Swapped modules** on the CPU: `nn.Dropout` → [`CpuDropout`] (its mask from 15-bit random integers, four per
+- **Swapped modules** on the CPU: `nn.Dropout` → [`CpuDropout`] (its mask from 16-bit random integers, four per
   64-bit draw, a third of `bernoulli_`'s cost); and where the CPU has no bf16 instructions and training runs in bf16,
   `nn.Linear` → [`EmulatedBf16Linear`] (the same bf16 arithmetic as float32 GEMMs, 2-4x faster there).
 - **CUDA graphs** on one GPU ([`TrainingGraphs`]): the plain model's forward and backward of each batch shape
@@ -170,13 +170,13 @@ class LinearCrossEntropy(torch.autograd.Function):
 
 
 class CpuDropout(nn.Dropout):
-    """`nn.Dropout` whose CPU training mask comes from 15-bit random integers, four per 64-bit draw, where
+    """`nn.Dropout` whose CPU training mask comes from 16-bit random integers, four per 64-bit draw, where
     `bernoulli_` draws a float per element: on CPU the random numbers are most of dropout's cost. `p` is rounded to a
-    multiple of 1/32768 (fused GPU kernels round it to 1/256) and kept values are scaled by 1 / (1 - rounded p), so
+    multiple of 1/65536 (fused GPU kernels round it to 1/256) and kept values are scaled by 1 / (1 - rounded p), so
     expectations are unchanged."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.training and x.device.type == "cpu" and 0 < round(self.p * 32768) < 32768:
+        if self.training and x.device.type == "cpu" and 0 < round(self.p * 65536) < 65536:
             return _CpuDropoutFunction.apply(x, self.p)
         return super().forward(x)
 
@@ -190,11 +190,11 @@ def _widen(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 class _CpuDropoutFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x: torch.Tensor, p: float) -> torch.Tensor:
-        threshold = round(p * 32768)
-        ctx.scale = 32768 / (32768 - threshold)
-        draws = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_()  # uniform on [0, 2**63)
-        bits = draws.bitwise_and_(0x7FFF_7FFF_7FFF_7FFF).view(torch.int16)[: x.numel()].view(x.shape)
-        keep = bits >= threshold
+        threshold = round(p * 65536)
+        ctx.scale = 65536 / (65536 - threshold)
+        draws = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_(-(2**63), None)  # all 64 bits random
+        bits = draws.view(torch.int16)[: x.numel()].view(x.shape)  # uniform on [-32768, 32767]
+        keep = bits >= threshold - 32768
         ctx.save_for_backward(keep)  # as booleans: a saved float mask would cost four times the fresh memory
         return _widen(keep, x.dtype).mul_(x).mul_(ctx.scale)
 
