@@ -208,7 +208,7 @@ def packed_sdpa_attention(module, query, key, value, attention_mask, scaling, dr
         key_mask = None if module.is_causal else k_group.key_mask  # right-padded targets: causality keeps padding out
         out = attend(q, k, v, key_mask, module.is_causal, scaling, dropout if module.training else 0.0)
         outputs.append(out.reshape(-1, head_dim))
-    output = torch.cat(outputs) if outputs else padded[0][0].new_empty(0, head_dim)
+    output = torch.cat(outputs) if outputs else query.new_empty(0, head_dim)
     output = _Unpad.apply(output, query_side.unpad(heads)).to(query.dtype)
     return output.view(1, -1, heads, head_dim), None
 
