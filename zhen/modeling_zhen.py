@@ -215,8 +215,12 @@ class ZhenAttention(nn.Module):
         self.out_proj = nn.Linear(config.d_model, config.d_model)
 
     def split_heads(self, projected: torch.Tensor, parts: int) -> tuple[torch.Tensor, ...]:
-        """(batch, seq, parts * d_model) -> `parts` tensors of shape (batch, heads, seq, head_dim)."""
-        return projected.view(*projected.shape[:-1], parts, self.num_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        """(batch, seq, parts * d_model) -> `parts` tensors of shape (batch, heads, seq, head_dim), views of
+        `projected` (split, whose backward concatenates the parts' gradients straight into the projection's layout)."""
+        return tuple(
+            part.view(*part.shape[:-1], self.num_heads, self.head_dim).transpose(1, 2)
+            for part in projected.split(projected.shape[-1] // parts, dim=-1)
+        )
 
     def forward(
         self,
