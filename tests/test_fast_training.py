@@ -247,6 +247,22 @@ def test_packed_sides_pad_each_group_and_give_back_every_token(monkeypatch, head
         assert torch.equal(given_back.view(side.tokens, heads, 4), by_token)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("masked", [False, True])
+def test_matmul_attention_scales_and_masks_as_eager_attention(causal, masked):
+    """The matmul kernel (scaling and masks inside `baddbmm`) computes softmax(q kᵀ · scaling + masks) v."""
+    query, key, value = torch.randn(3, 2, 3, 5, 4).unbind(0)
+    key_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool)[:, None, None, :]
+    scores = query @ key.transpose(-1, -2) * 0.5
+    if causal:
+        scores = scores.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), -torch.inf)
+    if masked:
+        scores = scores.masked_fill(~key_mask, -torch.inf)
+    expected = scores.softmax(-1) @ value
+    output = packing._matmul_attention(query, key, value, key_mask if masked else None, causal, 0.5, 0.0)
+    torch.testing.assert_close(output, expected)
+
+
 def test_length_groups_sort_and_merge_equal_widths():
     lengths = torch.tensor([5, 1, 9, 3, 7, 2, 8, 4, 6, 1, 9, 3, 5, 7, 2, 8])
     groups = length_groups(lengths, max_groups=4)

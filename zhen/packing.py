@@ -228,7 +228,8 @@ def _matmul_attention(query, key, value, key_mask, causal: bool, scaling: float,
     bias = _future(width, query.device, query.dtype) if causal else None
     if key_mask is not None:
         hidden = torch.zeros(key_mask.shape, dtype=query.dtype, device=query.device).masked_fill_(~key_mask, -torch.inf)
-        bias = hidden.expand(rows, heads, 1, key.shape[1]).reshape(rows * heads, 1, key.shape[1])
+        hidden = hidden.expand(rows, heads, 1, key.shape[1]).reshape(rows * heads, 1, key.shape[1])
+        bias = hidden if bias is None else bias + hidden
     if bias is None:
         scores = torch.bmm(query, key.transpose(1, 2)) * scaling
     else:
