@@ -213,6 +213,16 @@ def test_packing_keeps_labels_ignored_inside_a_row_and_rows_without_labels(monke
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
 
 
+def test_a_batch_without_labels_gives_a_zero_loss_and_no_gradient():
+    batch = padded_batch()
+    batch["labels"][:] = -100
+    model = tiny_model()
+    loss = FastTraining(model).loss(model, batch)
+    loss.backward()
+    assert loss.item() == 0
+    assert all(p.grad is None or not p.grad.any() for p in model.parameters())
+
+
 def test_pack_lays_out_sentences_and_groups(monkeypatch):
     monkeypatch.setattr(packing, "MIN_GROUP_ROWS", 1)
     batch = padded_batch()

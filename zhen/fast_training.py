@@ -571,7 +571,7 @@ class FastTraining:
         """The training loss of a padded batch (`input_ids`, `attention_mask`, `labels`), through `model` (the model
         given at construction, or its DDP/Accelerate wrapper)."""
         device = next(self.model.parameters()).device
-        if self.packing:
+        if self.packing and bool((batch["labels"] != -100).any()):  # packed, a batch without labels has no target
             config = self.model.config
             inputs = pack(batch, config.decoder_start_token_id, config.pad_token_id, self.attention_groups)
             inputs["packed_layout"].attention_kernel = self.attention_kernel
