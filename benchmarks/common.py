@@ -8,12 +8,14 @@ over `--rounds` and keeps each one's best round, the usual defence against a mac
 """
 
 import argparse
+import importlib.util
 import json
 import math
 import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 import torch
@@ -27,6 +29,22 @@ SIZES = {
 VARIANTS = {"prenorm": dict(normalize_before=True), "postnorm": dict(normalize_before=False)}
 PAD, BOS, EOS, EN, ZH = 0, 1, 2, 4, 5
 MAX_POSITIONS = 512
+
+
+def module_at(commit: str, path: str, name: str):
+    """The module a file of zhen (`path`, e.g. "zhen/packing.py") was at `commit`, loaded beside the installed zhen
+    as `name`, for A/B comparisons of code in one process. A module that registers something on import (an
+    attention function) is loaded without that line."""
+    source = subprocess.run(["git", "show", f"{commit}:{path}"], capture_output=True, text=True, check=True,
+                            cwd=os.path.dirname(os.path.abspath(__file__))).stdout  # fmt: skip
+    source = source.replace("from . import", "from zhen import").replace("from .", "from zhen.")
+    source = source.replace("register_attention(PACKED_ATTENTION, packed_sdpa_attention)", "")
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
+        file.write(source)
+    spec = importlib.util.spec_from_file_location(name, file.name)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def zhen_model(size: str, variant: str = "prenorm", attn: str = "sdpa", dropout: float = 0.1, **overrides):

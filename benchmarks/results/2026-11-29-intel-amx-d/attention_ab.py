@@ -1,37 +1,23 @@
 """The packed attention function alone, forward and backward, at a base training batch's shape (bench_train's
 batches; 8 heads of 64, q, k, v as views of one (tokens, 3 * 512) projection as zhen's attention makes them), in
-turns (each first in every other round) between the working tree's version (`now`) and a commit's, for the encoder's self-attention, the decoder's
-causal self-attention and cross-attention. Usage: attention_ab.py [ROUNDS] [COMMIT] [KERNEL] [DTYPE]
-(defaults: 20 HEAD matmul bf16)"""
+turns (each first in every other round) between the working tree's version (`now`) and a commit's, for the
+encoder's self-attention, the decoder's causal self-attention and cross-attention.
+Usage: attention_ab.py [ROUNDS] [COMMIT] [KERNEL] [DTYPE]  (defaults: 20 HEAD matmul bf16)"""
 
-import importlib.util
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import types
 
 import torch
 
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from bench_train import make_batches  # noqa: E402
+from common import module_at  # noqa: E402
 
 from zhen import packing  # noqa: E402
-
-
-def module_at(commit: str):
-    source = subprocess.run(["git", "show", f"{commit}:zhen/packing.py"], capture_output=True, text=True,
-                            check=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout  # fmt: skip
-    source = source.replace("from . import", "from zhen import").replace("from .", "from zhen.")
-    source = source.replace("register_attention(PACKED_ATTENTION, packed_sdpa_attention)", "")
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
-        file.write(source)
-    spec = importlib.util.spec_from_file_location(f"packing_{commit}", file.name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 torch.set_num_threads(2)
@@ -39,7 +25,8 @@ rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
 commit = sys.argv[2] if len(sys.argv) > 2 else "HEAD"
 kernel = sys.argv[3] if len(sys.argv) > 3 else "matmul"
 dtype = getattr(torch, sys.argv[4] if len(sys.argv) > 4 else "bfloat16")
-versions = {"now": packing.packed_sdpa_attention, commit: module_at(commit).packed_sdpa_attention}
+then = module_at(commit, "zhen/packing.py", "packing_then")
+versions = {"now": packing.packed_sdpa_attention, commit: then.packed_sdpa_attention}
 layout = packing.pack(make_batches("base", 4096, 1)[0], 2, 0)["packed_layout"]
 layout.attention_kernel = kernel
 kinds = {

@@ -1,35 +1,25 @@
 """CPU dropout (`zhen.fast_training.CpuDropout`), forward and backward at a base batch's residual shape ((1, 4000, 512)
 bf16), the working tree's against a commit's, taking turns. Usage: dropout_ab.py [ROUNDS] [COMMIT]"""
 
-import importlib.util
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 
 import torch
 
-from zhen import fast_training
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from common import module_at  # noqa: E402
 
-def module_at(commit: str):
-    source = subprocess.run(["git", "show", f"{commit}:zhen/fast_training.py"], capture_output=True, text=True,
-                            check=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout  # fmt: skip
-    source = source.replace("from . import", "from zhen import").replace("from .", "from zhen.")
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
-        file.write(source)
-    spec = importlib.util.spec_from_file_location(f"fast_training_{commit}", file.name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from zhen import fast_training  # noqa: E402
 
 
 torch.set_num_threads(2)
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 commit = sys.argv[2] if len(sys.argv) > 2 else "HEAD"
-versions = {"now": fast_training.CpuDropout(0.1).train(), commit: module_at(commit).CpuDropout(0.1).train()}
+then = module_at(commit, "zhen/fast_training.py", "fast_training_then")
+versions = {"now": fast_training.CpuDropout(0.1).train(), commit: then.CpuDropout(0.1).train()}
 x = torch.randn(1, 4000, 512, dtype=torch.bfloat16, requires_grad=True)
 grad = torch.randn(1, 4000, 512, dtype=torch.bfloat16)
 times = {name: [] for name in versions}
@@ -41,5 +31,5 @@ for round_ in range(rounds + 1):
         if round_:
             times[name].append(time.perf_counter() - start)
 now, then = (statistics.median(times[name]) * 1e3 for name in versions)
-print(f"dropout forward + backward, (1, 4000, 512) bf16, medians of {rounds}: now {now:.3f} ms, {commit} {then:.3f} ms, "
-      f"{then / now:.2f}x")
+print(f"dropout forward + backward, (1, 4000, 512) bf16, medians of {rounds}: now {now:.3f} ms, "
+      f"{commit} {then:.3f} ms, {then / now:.2f}x")

@@ -1,27 +1,26 @@
 """Base training steps of zhen's CPU path (FastTraining, as bench_train's zhen-prenorm-<precision>) taking turns, step
 by step in one process, between two versions of the packed attention function (`zhen.packing.packed_sdpa_attention`):
 `now` (the working tree's) and a commit's. Both read the working tree's layout (a commit's function iterates its
-groups). Each version goes first in every other round. Reports each version's median step over the rounds and the median of the paired ratios (same batch, taken
-in turn). Usage: packed_attention_ab.py [ROUNDS] [COMMIT] [PRECISION]  (defaults: 6 HEAD bf16)"""
+groups). Each version goes first in every other round. Reports each version's median step over the rounds and the
+median of the paired ratios (same batch, taken in turn).
+Usage: packed_attention_ab.py [ROUNDS] [COMMIT] [PRECISION]  (defaults: 6 HEAD bf16)"""
 
-import importlib.util
 import os
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 import warnings
 
 import torch
 
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-from common import zhen_model  # noqa: E402
 from bench_train import make_batches  # noqa: E402
+from common import module_at, zhen_model  # noqa: E402
+from transformers.modeling_utils import AttentionInterface  # noqa: E402
 
 from zhen import packing  # noqa: E402
 from zhen.fast_training import FastTraining  # noqa: E402
-from transformers.modeling_utils import AttentionInterface  # noqa: E402
 
 
 warnings.simplefilter("ignore")
@@ -31,20 +30,8 @@ commit = sys.argv[2] if len(sys.argv) > 2 else "HEAD"
 precision = sys.argv[3] if len(sys.argv) > 3 else "bf16"
 
 
-def module_at(commit: str):
-    source = subprocess.run(["git", "show", f"{commit}:zhen/packing.py"], capture_output=True, text=True,
-                            check=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout  # fmt: skip
-    source = source.replace("from . import", "from zhen import").replace("from .", "from zhen.")
-    source = source.replace("register_attention(PACKED_ATTENTION, packed_sdpa_attention)", "")
-    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as file:
-        file.write(source)
-    spec = importlib.util.spec_from_file_location(f"packing_{commit}", file.name)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-versions = {"now": packing.packed_sdpa_attention, commit: module_at(commit).packed_sdpa_attention}
+then = module_at(commit, "zhen/packing.py", "packing_then")
+versions = {"now": packing.packed_sdpa_attention, commit: then.packed_sdpa_attention}
 torch.manual_seed(0)
 model = zhen_model("base", variant="prenorm")
 fast = FastTraining(model, mixed_precision=precision)
