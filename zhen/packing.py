@@ -45,8 +45,8 @@ class GroupSide:
 @dataclasses.dataclass
 class PackedSide:
     """All groups of one side, and the two indices that move a side's attention states between the packed layout and
-    its groups' padded layouts in one `index_select` each (whose backward is one scatter, not one per group):
-    [`gather`] and [`unpad`], over states viewed as `(tokens * heads, head_dim)`."""
+    its groups' padded layouts in one `index_select` each (and one backward each, not one per group): [`gather`]
+    and [`unpad`], over states viewed as `(tokens * heads, head_dim)`."""
 
     groups: list[GroupSide]
     tokens: int
@@ -61,7 +61,7 @@ class PackedSide:
         return self._indices(heads)[0]
 
     def unpad(self, heads: int) -> torch.Tensor:
-        """For each packed token and head, its row in the groups' `(rows, heads, width, head_dim)` ends to end."""
+        """For each packed token and head, its row in the groups' `(rows, heads, width, head_dim)` end to end."""
         return self._indices(heads)[1]
 
     def _indices(self, heads: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -247,7 +247,8 @@ def _future(width: int, device: torch.device, dtype: torch.dtype) -> torch.Tenso
 
 def _padded(states: torch.Tensor, side: PackedSide, in_float32: bool) -> list[torch.Tensor]:
     """`(1, heads, tokens, head_dim)` states -> each group's `(rows, heads, width, head_dim)`, contiguous, from one
-    gather (the states are a view of the projection's `(tokens, heads, head_dim)` output, which is not copied)."""
+    gather (after a copy into the `(tokens, heads, head_dim)` layout where the states are views of a fused
+    projection's output)."""
     heads, head_dim = states.shape[1], states.shape[-1]
     by_token = states.squeeze(0).transpose(0, 1).contiguous()
     padded = _Gather.apply(by_token.view(-1, head_dim), side.gather(heads), side.unpad(heads))
@@ -258,7 +259,7 @@ def _padded(states: torch.Tensor, side: PackedSide, in_float32: bool) -> list[to
 
 class _Gather(torch.autograd.Function):
     """`states.index_select(0, gather)`, whose backward reads each state's gradient from its own slot (`unpad`) where
-    `index_select`'s sums it over every slot that copied it (4-6x slower): the other slots are padding, which attention
+    `index_select`'s sums it over every slot that copied it (a scatter): the other slots are padding, which attention
     masks (keys, values) or whose output it drops (queries, [`_Unpad`]), so that their gradient is zero."""
 
     @staticmethod
