@@ -13,6 +13,7 @@ import json
 import math
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,33 @@ def module_at(commit: str, path: str, name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def medians_in_turns(parts: dict, rounds: int) -> dict:
+    """Each callable of `parts` timed once a round, taking turns, for `rounds` rounds: name -> median seconds."""
+    times = {name: [] for name in parts}
+    for _ in range(rounds):
+        for name, part in parts.items():
+            start = time.perf_counter()
+            part()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(seconds) for name, seconds in times.items()}
+
+
+def steps_in_turns(versions: dict, use, step, batches: list, rounds: int) -> dict:
+    """`step(batch)` under each of `versions` (`use(version)` switches to it), taking turns batch by batch, each
+    version first in every other round, after a warm-up round: name -> seconds of each step, aligned across names so
+    that the i-th of two names are a pair."""
+    times = {name: [] for name in versions}
+    for round_ in range(rounds + 1):
+        for batch in batches:
+            for name, version in list(versions.items())[:: 1 if round_ % 2 else -1]:
+                use(version)
+                start = time.perf_counter()
+                step(batch)
+                if round_:
+                    times[name].append(time.perf_counter() - start)
+    return times
 
 
 def zhen_model(size: str, variant: str = "prenorm", attn: str = "sdpa", dropout: float = 0.1, **overrides):

@@ -2,11 +2,15 @@
 draws (int64 `random_`, 4 or 8 masks per draw), the mask (`>=` on int16 or uint8 bits), and applying it (today's
 widen, `mul_`, `mul_(scale)`; `where` then `mul_(scale)`). Usage: dropout_variants.py [ROUNDS]"""
 
-import statistics
+import os
 import sys
-import time
 
 import torch
+
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+from common import medians_in_turns  # noqa: E402
+
 
 torch.set_num_threads(2)
 rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 30
@@ -28,14 +32,8 @@ parts = {
     "apply: where, mul_": lambda: torch.where(keep, x, 0).mul_(scale),
     "apply: masked_fill, mul_ (drop mask)": lambda: x.masked_fill(keep, 0).mul_(scale),
 }
-times = {name: [] for name in parts}
-for _ in range(rounds):
-    for name, part in parts.items():
-        start = time.perf_counter()
-        part()
-        times[name].append(time.perf_counter() - start)
 print(f"{n} elements, medians of {rounds}")
-for name, seconds in times.items():
-    print(f"{name:42s} {statistics.median(seconds) * 1e3:7.3f} ms")
+for name, seconds in medians_in_turns(parts, rounds).items():
+    print(f"{name:42s} {seconds * 1e3:7.3f} ms")
 high = bits8.view(-1, 8)[:, 7]
 print(f"full-range draws: top byte mean {high.float().mean():.1f} (127.5 for uniform), max {int(high.max())}")

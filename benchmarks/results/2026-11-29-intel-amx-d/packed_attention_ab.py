@@ -8,7 +8,6 @@ Usage: packed_attention_ab.py [ROUNDS] [COMMIT] [PRECISION]  (defaults: 6 HEAD b
 import os
 import statistics
 import sys
-import time
 import warnings
 
 import torch
@@ -16,7 +15,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from bench_train import make_batches  # noqa: E402
-from common import module_at, zhen_model  # noqa: E402
+from common import module_at, steps_in_turns, zhen_model  # noqa: E402
 from transformers.modeling_utils import AttentionInterface  # noqa: E402
 
 from zhen import packing  # noqa: E402
@@ -49,20 +48,9 @@ def step(batch):
     return loss.item()
 
 
-times = {name: [] for name in versions}
-ratios = []
-for round_ in range(rounds + 1):  # round 0 warms up
-    for batch in batches:
-        taken = {}
-        for name, function in list(versions.items())[:: 1 if round_ % 2 else -1]:  # each first every other round
-            AttentionInterface.register(packing.PACKED_ATTENTION, function)
-            start = time.perf_counter()
-            step(batch)
-            taken[name] = time.perf_counter() - start
-        if round_:
-            for name, seconds in taken.items():
-                times[name].append(seconds)
-            ratios.append(taken[commit] / taken["now"])
+times = steps_in_turns(versions, lambda f: AttentionInterface.register(packing.PACKED_ATTENTION, f), step, batches,
+                       rounds)  # fmt: skip
+ratios = [then / now for then, now in zip(times[commit], times["now"])]
 for name, seconds in times.items():
     print(f"{name:>8}: median step {statistics.median(seconds) * 1e3:7.1f} ms, best {min(seconds) * 1e3:7.1f} ms")
 print(f"{commit} / now, median of {len(ratios)} paired steps: {statistics.median(ratios):.3f} "

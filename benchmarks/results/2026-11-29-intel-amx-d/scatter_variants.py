@@ -4,14 +4,14 @@
 the map is not onto). Usage: scatter_variants.py [ROUNDS]"""
 
 import os
-import statistics
 import sys
-import time
 
 import torch
 
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from bench_train import make_batches  # noqa: E402
+from common import medians_in_turns  # noqa: E402
 
 from zhen.packing import pack  # noqa: E402
 
@@ -37,12 +37,6 @@ variants = {
     ),
     "forward: index_select(gather)": lambda: grad_states.index_select(0, gather),
 }
-times = {name: [] for name in variants}
-for _ in range(rounds):
-    for name, function in variants.items():
-        start = time.perf_counter()
-        function()
-        times[name].append(time.perf_counter() - start)
 print(f"{side.tokens} tokens x {heads} heads, {slots} padded rows of {dim}, bf16; medians of {rounds}")
-for name, seconds in times.items():
-    print(f"{name:48s} {statistics.median(seconds) * 1e3:7.3f} ms")
+for name, seconds in medians_in_turns(variants, rounds).items():
+    print(f"{name:48s} {seconds * 1e3:7.3f} ms")

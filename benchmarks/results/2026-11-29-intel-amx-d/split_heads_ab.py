@@ -6,13 +6,14 @@ working tree's: its backward concatenates them in that layout). Usage: split_hea
 import os
 import statistics
 import sys
-import time
 import warnings
 
 import torch
 
+
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 from bench_train import build_step, make_batches  # noqa: E402
+from common import steps_in_turns  # noqa: E402
 
 from zhen.modeling_zhen import ZhenAttention  # noqa: E402
 
@@ -27,20 +28,8 @@ rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
 versions = {"split": ZhenAttention.split_heads, "permute": permuted}
 step = build_step("zhen-prenorm-bf16", "base", "fused", None)
 batches = make_batches("base", 4096, 4)
-times = {name: [] for name in versions}
-ratios = []
-for round_ in range(rounds + 1):
-    for batch in batches:
-        taken = {}
-        for name, function in list(versions.items())[:: 1 if round_ % 2 else -1]:
-            ZhenAttention.split_heads = function
-            start = time.perf_counter()
-            step(batch)
-            taken[name] = time.perf_counter() - start
-        if round_:
-            for name, seconds in taken.items():
-                times[name].append(seconds)
-            ratios.append(taken["permute"] / taken["split"])
+times = steps_in_turns(versions, lambda f: setattr(ZhenAttention, "split_heads", f), step, batches, rounds)
+ratios = [permute / split for permute, split in zip(times["permute"], times["split"])]
 for name, seconds in times.items():
     print(f"{name:>8}: median step {statistics.median(seconds) * 1e3:7.1f} ms")
 quartiles = statistics.quantiles(ratios, n=4)
