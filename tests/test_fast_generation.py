@@ -321,8 +321,7 @@ def test_few_row_float32_products_go_to_mkl_and_the_rest_to_onednns_packing(monk
         x = torch.randn(rows, 1, 64)
         expected = linear(x) if rows <= 4 else onednn(x, packed.onednn, linear.bias, "none", [], "")
         assert torch.equal(packed(x), expected) and torch.equal(product.project(x), expected), rows
-        fused = product.multiply(x, True)
-        assert torch.equal(fused, expected.relu()) if rows <= 4 else torch.allclose(fused, expected.relu()), rows
+        assert product.in_float32(x) == (rows <= 4), rows  # a feed-forward block fuses ReLU into oneDNN's only
 
 
 @pytest.mark.parametrize("few_row_macs", [0, 1 << 40])
@@ -695,24 +694,47 @@ def test_session_weights_follow_the_machine(machine, expected):
     assert not {Bf16Linear, Bf16ReluMLP, PackedLinear} & {type(m) for m in model.modules()}
 
 
+@pytest.mark.parametrize("small_weight", [0, layer_steps.BF16_SMALL_WEIGHT])
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])
-def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing):
+def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing, small_weight, monkeypatch):
+    """Exactly the plain bf16 product, packed or not; but a product of few rows by a small weight: the float32
+    weight's own (`nn.Linear`'s), as the layers' program has it."""
     if onednn_packing == "on" and hardware.detected().onednn_packing == "off":
         pytest.skip("this PyTorch build has no oneDNN")
+    monkeypatch.setattr(layer_steps, "BF16_SMALL_WEIGHT", small_weight)
     torch.manual_seed(0)
     for linear in (torch.nn.Linear(64, 300), torch.nn.Linear(64, 300, bias=False)):
         with hardware.forced(onednn_packing=onednn_packing):
             session_linear = Bf16Linear(linear)
+        product = layer_steps.product_of(session_linear)
         assert session_linear.packed == (onednn_packing == "on")
+        assert session_linear.few_rows == (layer_steps.BF16_FEW_ROW_MACS // (64 * 300) if small_weight else 0)
         bias = None if linear.bias is None else linear.bias.bfloat16()
         for x in (torch.randn(8, 64), torch.randn(5, 1, 64), torch.randn(300, 64)):  # decoding rows, beams, many rows
             y = session_linear(x)
             assert y.dtype == torch.float32 and y.shape == (*x.shape[:-1], 300)
+            assert torch.equal(product.project(x), y)
+            if x.numel() // 64 <= session_linear.few_rows:
+                assert torch.equal(y, linear(x))
+                continue
             # packed or not, exactly the plain bf16 product
             assert torch.equal(y, torch.nn.functional.linear(x.bfloat16(), linear.weight.bfloat16(), bias).float())
             torch.testing.assert_close(y, linear(x), rtol=2e-2, atol=2e-2)
         with torch.autocast("cpu", dtype=torch.bfloat16):  # under autocast: the module's own product
             assert torch.equal(session_linear(x), linear(x))
+
+
+def test_a_bf16_sessions_float32_products_are_of_small_weights_and_as_many_rows_as_a_drafted_check():
+    """The rows a bf16 session multiplies by a float32 weight: none for a weight over `BF16_SMALL_WEIGHT` elements;
+    for the largest small one, the rows a drafted greedy search checks in a pass, so that its check multiplies as
+    the steps it stands for do."""
+    from zhen.draft_decoding import MAX_DRAFT_TOKENS
+
+    small, few_rows = layer_steps.BF16_SMALL_WEIGHT, layer_steps.few_rows
+    assert few_rows(torch.empty(small + 1), bf16=True) == 0
+    assert few_rows(torch.empty(small), bf16=True) >= MAX_DRAFT_TOKENS + 1
+    assert few_rows(torch.empty(small // 4), bf16=True) == 4 * few_rows(torch.empty(small), bf16=True)
+    assert few_rows(torch.empty(small + 1), bf16=False) == layer_steps.FEW_ROW_MACS // (small + 1)
 
 
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])
@@ -728,6 +750,8 @@ def test_bf16_relu_mlp_equals_its_two_session_linears_and_relu(onednn_packing):
     with torch.inference_mode():
         for x in (torch.randn(8, 1, mlp.fc1.in_features), torch.randn(300, mlp.fc1.in_features)):
             assert torch.equal(fused(x), fc2(fc1(x).relu()))
+            if x.numel() // x.shape[-1] <= fc1.few_rows:  # few rows: the float32 weights' own products
+                assert torch.equal(fused(x), mlp(x))
         with torch.autocast("cpu", dtype=torch.bfloat16):
             assert torch.equal(fused(x), mlp(x))
 
@@ -1309,6 +1333,32 @@ def test_the_encoders_program_computes_exactly_what_its_forwards_compute(
         decoder.inline_layers = False  # the layers' forwards
         assert decoder.encoder_steps(input_ids.device) is None
         assert torch.equal(program, decoder.encode(input_ids, mask))
+
+
+@pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
+def test_a_bf16_session_encodes_one_text_by_the_program_and_batches_under_autocast(cpu_bf16, monkeypatch):
+    """One text (no padding) in a bf16 session: the encoder's program, out of autocast (its products multiply in bf16,
+    its attention and norms in float32); a padded batch: the layers' forwards under bf16 autocast."""
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    one = input_ids[:1, :4]
+    encoded, encode = [], FastDecoder.encode
+
+    def recorded(self, *args):
+        encoded.append((torch.is_autocast_enabled("cpu"), *args[2:], encode(self, *args)))
+        return encoded[-1][-1]
+
+    with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model, weights="bf16") as decoder:
+        monkeypatch.setattr(FastDecoder, "encode", recorded)
+        decoder.generate(one, forced_bos_token_id=ZH, max_new_tokens=3)
+        decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=3)
+        monkeypatch.undo()
+        program = decoder.encode(one, torch.ones_like(one))
+        with torch.autocast("cpu", dtype=torch.bfloat16):  # the layers' forwards under autocast
+            forwards = model.get_encoder()(input_ids=one).last_hidden_state
+    (one_autocast, one_in_bf16, one_output), (batch_autocast, batch_in_bf16, _) = encoded
+    assert not one_autocast and not batch_autocast and one_in_bf16 and batch_in_bf16
+    assert torch.equal(one_output, program) and not torch.equal(program, forwards)
 
 
 def test_the_encoders_forwards_run_where_the_program_would_leave_something_out(monkeypatch):

@@ -166,9 +166,11 @@ class FastDecoder:
             search's own tokens, in fewer passes over the weights. The copy is made once and kept while the weights
             stay as they are. By default on a CPU with FBGEMM, for a decoder large enough that a step of one sentence
             reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]): greedy search in a
-            float32 or bf16 session, beam search in a float32 session (a bf16 session's step of a few beams costs
-            about what the copy's steps of as many rows do), from the model's `DRAFT_AFTER`-th such call on (making
-            the copy takes what tens of drafted calls save); `True` drafts both from the first call; CPU only.
+            float32 or bf16 session, beam search in a float32 session, from the model's `DRAFT_AFTER`-th such call
+            on (making the copy takes what tens of drafted calls save); `True` drafts from the first call; CPU only.
+            A bf16 session never drafts beams: its step of a few beams costs about what the copy's steps of as many
+            rows do, and a tree of them has too many rows to multiply its small weights in float32 as a step does
+            (`zhen.layer_steps.few_rows`), so it would not give the search's own beams.
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
@@ -198,11 +200,11 @@ class FastDecoder:
                 "drafts=True: the int8 draft is made from float32 weights; use model.float() or drafts=False."
             )
         self.drafts_at_once = drafts is True  # asked for: from the first call (by default after `DRAFT_AFTER`)
-        self.drafts = self.drafts_beams = drafts
+        self.drafts, self.drafts_beams = drafts, drafts and self.weights != "bf16"
         if drafts is None:
             pays = on_cpu and current_hardware().fbgemm == "on" and drafting_pays(model)
             self.drafts = pays and self.weights in ("packed", "bf16")
-            self.drafts_beams = pays and self.weights == "packed"  # a bf16 beam step of a few rows costs what it saves
+            self.drafts_beams = pays and self.weights == "packed"
         self.draft_session: FastDecoder | None = None
         self.programs: dict = {}  # the session's layer programs: the decoder's by whether scripted, the encoder's
         self.programs_lock = threading.Lock()
@@ -416,10 +418,10 @@ class FastDecoder:
         # Under the caller's autocast the session's products compute as autocast has them: the layers' forwards run.
         inline_layers = inline_layers and inline_layers_work(self.model) and not torch.is_autocast_enabled(device_type)
         layer_steps = self.layer_steps(script_layers) if inline_layers else None
-        # In bf16 the encoder, and the source's keys and values for cross-attention, run under autocast; the decoder's
-        # norms, attention and cache stay float32.
+        # In bf16 the encoder (but one text's, whose layers' program multiplies in bf16 itself), and the source's keys
+        # and values for cross-attention, run under autocast; the decoder's norms, attention and cache stay float32.
+        encoder_states = self.encode(input_ids, attention_mask, in_bf16)
         with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
-            encoder_states = self.encode(input_ids, attention_mask)
             attention_dtype = torch.float32 if in_bf16 else None
             arguments = (self.model, encoder_states, attention_mask, num_beams, max_length, attention_dtype,
                          workspace or self.workspace, layer_steps)  # fmt: skip
@@ -456,24 +458,27 @@ class FastDecoder:
                 self.programs[script] = kept_steps(self.model.get_decoder(), self.model, script)
             return self.programs[script]
 
-    def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """The encoder's output `(batch, source_length, d_model)`; on a CPU computed on the real tokens alone, packed
-        into one row ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
+    def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor, in_bf16: bool = False) -> torch.Tensor:
+        """The encoder's output `(batch, source_length, d_model)`: sentences without padding through the layers'
+        program ([`encoder_steps`], float32 out of a bf16 session's products too), others through the layers'
+        forwards, under bf16 autocast with `in_bf16`; on a CPU computed on the real tokens alone, packed into one row
+        ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
         unpadded = bool(attention_mask.all())
-        if not hardware.packing_pays(input_ids.device) or unpadded:
-            steps = self.encoder_steps(input_ids.device) if unpadded else None
-            if steps is not None:
-                positions = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
-                hidden_states, position_embeddings = encoder.embed(input_ids, None, positions)
-                cos, sin = position_embeddings or (None, None)
-                with interpreted(steps):
-                    return steps(hidden_states, cos, sin)
-            with self.encoding_with(self.attn_implementation):
-                return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-        packed = pack_sources(input_ids, attention_mask)
-        with self.encoding_with(PACKED_ATTENTION):
-            return unpack(encoder(**packed).last_hidden_state, attention_mask)
+        steps = self.encoder_steps(input_ids.device) if unpadded else None
+        if steps is not None:
+            positions = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
+            hidden_states, position_embeddings = encoder.embed(input_ids, None, positions)
+            cos, sin = position_embeddings or (None, None)
+            with interpreted(steps):
+                return steps(hidden_states, cos, sin)
+        with torch.autocast(input_ids.device.type, torch.bfloat16, enabled=in_bf16):
+            if not hardware.packing_pays(input_ids.device) or unpadded:
+                with self.encoding_with(self.attn_implementation):
+                    return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            packed = pack_sources(input_ids, attention_mask)
+            with self.encoding_with(PACKED_ATTENTION):
+                return unpack(encoder(**packed).last_hidden_state, attention_mask)
 
     def encoder_steps(self, device: torch.device) -> "EncoderSteps | None":
         """The encoder's layers as one program over this session's modules ([`zhen.layer_steps.EncoderSteps`]) for
@@ -807,23 +812,32 @@ class Bf16Linear(nn.Module):
     """A float32 `nn.Linear` for decoding on a CPU with native bf16: it multiplies by a bfloat16 copy of its weight
     (made once per session) and returns float32, so that norms, attention and the cache stay float32. Where oneDNN can
     (`zhen.hardware`: `onednn_packing`), the copy is packed once into oneDNN's GEMM layout: the same products, without
-    the reordering of the weight that each plain bf16 product of a few rows repeats."""
+    the reordering of the weight that each plain bf16 product of a few rows repeats. A product of few rows on a CPU
+    (`zhen.layer_steps.few_rows`) multiplies by the float32 weight as it is instead: faster there than a bf16 call."""
 
     def __init__(self, linear: nn.Linear):
         super().__init__()
         self.linear = linear
         weight = linear.weight.detach().to(torch.bfloat16)
         self.bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
-        self.packed = weight.device.type == "cpu" and current_hardware().onednn_packing == "on"
+        on_cpu = weight.device.type == "cpu"
+        self.packed = on_cpu and current_hardware().onednn_packing == "on"
         self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, None) if self.packed else weight
+        self.few_rows = layer_steps.few_rows(weight, bf16=True) if on_cpu else 0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         autocast = autocast_dtype(x.device)
         if autocast is None:
+            if self.in_float32(x):
+                return self.linear(x)
             return self.bf16(x.to(torch.bfloat16)).to(x.dtype)
         if autocast == torch.bfloat16:  # what autocast's own bf16 product gives, without casting the weight again
             return self.bf16(x.to(torch.bfloat16))
         return self.linear(x)
+
+    def in_float32(self, x: torch.Tensor) -> bool:
+        """Whether `x` has few enough rows to be multiplied by the float32 weight as it is."""
+        return x.dtype == torch.float32 and x.numel() <= self.few_rows * x.shape[-1]
 
     def bf16(self, x16: torch.Tensor, relu: bool = False) -> torch.Tensor:
         """The product of a bf16 input, in bf16; with `relu`, ReLU fused into it."""
@@ -844,7 +858,7 @@ class Bf16ReluMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         autocast = autocast_dtype(x.device)
-        if autocast not in (None, torch.bfloat16):
+        if autocast not in (None, torch.bfloat16) or (autocast is None and self.fc1.in_float32(x)):
             return self.fc2(self.fc1(x).relu())
         y = self.fc2.bf16(self.fc1.bf16(x.to(torch.bfloat16), relu=True))
         return y if autocast else y.to(x.dtype)  # under bf16 autocast, bf16 as autocast's products give

@@ -134,15 +134,33 @@ def attend_history(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
 
 
 FEW_ROW_MACS = 1 << 21  # a float32 product this small goes to MKL (`nn.functional.linear`), not to oneDNN's packing
+# A bf16 session's product by a weight of at most `BF16_SMALL_WEIGHT` elements, of at most `BF16_FEW_ROW_MACS`
+# multiply-adds, multiplies the float32 weight through MKL instead: a oneDNN bf16 call and the two casts around it cost
+# more than a few rows of a small float32 weight do. Nine rows of the largest (a drafted greedy search's check of eight
+# tokens, [`zhen.draft_decoding`]) multiply as one row does: the check sees the numbers the steps it stands for would.
+BF16_SMALL_WEIGHT = 1 << 18
+BF16_FEW_ROW_MACS = 9 * BF16_SMALL_WEIGHT
+
+
+def few_rows(weight: torch.Tensor, bf16: bool) -> int:
+    """The most rows a product by `weight` multiplies through `nn.functional.linear` by the float32 weight as it is
+    (MKL) rather than through oneDNN, in a float32 session or (`bf16`) a bf16 one."""
+    if not bf16:
+        return FEW_ROW_MACS // weight.numel()
+    return BF16_FEW_ROW_MACS // weight.numel() if weight.numel() <= BF16_SMALL_WEIGHT else 0
 
 
 class Product(nn.Module):
     """A session linear's product, in three parts: `enter` turns the step's hidden states into the product's input,
     `multiply` multiplies (with `relu`, ReLU applied to the product), `leave` turns the output back into the hidden
-    states' dtype. Two products of one kind hand the first's output straight to the second ([`FeedForward`])."""
+    states' dtype. Two products of one kind hand the first's output straight to the second ([`FeedForward`]), but
+    where the first multiplies `x` in float32 as it is ([`in_float32`])."""
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
         return self.leave(self.multiply(self.enter(x), False), x.dtype)
+
+    def in_float32(self, x: torch.Tensor) -> bool:
+        return False
 
     def enter(self, x: torch.Tensor) -> torch.Tensor:
         return x
@@ -153,14 +171,31 @@ class Product(nn.Module):
 
 class PlainProduct(Product):
     """`nn.functional.linear` by a weight as it is: an `nn.Linear`'s own, or (`bf16`) a `Bf16Linear`'s bf16 copy,
-    whose input is rounded to bf16 and whose output goes back to the input's dtype."""
+    whose input is rounded to bf16 and whose output goes back to the input's dtype. Given the float32 weight and bias
+    as they are (`plain`, `plain_bias`), a product of at most [`few_rows`] rows multiplies by those instead, in
+    float32 (MKL), with no casts ([`in_float32`])."""
 
     bias: torch.Tensor | None
     bf16: Final[bool]
+    few_rows: Final[int]
+    plain: torch.Tensor | None
+    plain_bias: torch.Tensor | None
 
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, bf16: bool = False):
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, bf16: bool = False,
+                 plain: torch.Tensor | None = None, plain_bias: torch.Tensor | None = None):  # fmt: skip
         super().__init__()
         self.weight, self.bias, self.bf16 = weight, bias, bf16
+        self.plain, self.plain_bias = plain, plain_bias
+        self.few_rows = 0 if plain is None else few_rows(plain, bf16)
+
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        plain = self.plain
+        if plain is not None and x.numel() <= self.few_rows * x.size(-1):
+            return nn.functional.linear(x, plain, self.plain_bias)
+        return self.leave(self.multiply(self.enter(x), False), x.dtype)
+
+    def in_float32(self, x: torch.Tensor) -> bool:
+        return self.plain is not None and x.numel() <= self.few_rows * x.size(-1)
 
     def enter(self, x: torch.Tensor) -> torch.Tensor:
         return x.to(torch.bfloat16) if self.bf16 else x
@@ -175,24 +210,10 @@ class PlainProduct(Product):
 
 class OnednnProduct(PlainProduct):
     """A product by a weight packed into oneDNN's GEMM layout (`PackedLinear` in float32, `Bf16Linear` in bf16), ReLU
-    fused into it. Given the float32 weight as it is (`plain`), a product of at most `FEW_ROW_MACS` multiply-adds
-    multiplies by that through `nn.functional.linear` instead: a oneDNN call costs ~15 us more than MKL's, more than
-    the product itself at a step of one sentence."""
-
-    few_rows: Final[int]
-    plain: torch.Tensor | None
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, bf16: bool = False,
-                 plain: torch.Tensor | None = None):  # fmt: skip
-        super().__init__(weight, bias, bf16)
-        self.plain = plain
-        self.few_rows = 0 if plain is None else FEW_ROW_MACS // plain.numel()
+    fused into it; a product of few rows by the float32 weight as it is ([`PlainProduct`]): a oneDNN call costs
+    ~15 us more than MKL's (~30 us a bf16 one), more than the product itself at a step of one sentence."""
 
     def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
-        plain = self.plain
-        if plain is not None and x.numel() <= self.few_rows * x.size(-1):
-            y = nn.functional.linear(x, plain, self.bias)
-            return y.relu() if relu else y
         no_scalars: list[int | float | complex | None] = []  # the op's `Scalar?[]`
         return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "relu" if relu else "none", no_scalars, "")
 
@@ -231,7 +252,8 @@ ACTIVATIONS = ("relu", "gelu", "silu")
 
 class FeedForward(nn.Module):
     """`fc2(activation(fc1(x)))`. With ReLU and two products of one kind, ReLU is fused into `fc1`'s product and its
-    output goes to `fc2` as it is (ReLU commutes with rounding to bf16): what `Bf16ReluMLP` and `Int8ReluMLP` do."""
+    output goes to `fc2` as it is (ReLU commutes with rounding to bf16): what `Bf16ReluMLP` and `Int8ReluMLP` do; but
+    not where `fc1` multiplies `x` in float32 as it is ([`Product.in_float32`])."""
 
     activation: Final[str]
     fused: Final[bool]
@@ -243,7 +265,7 @@ class FeedForward(nn.Module):
         self.fused = activation == "relu" and same_kind and fuse_relu
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if self.fused:
+        if self.fused and not self.fc1.in_float32(x):
             return self.fc2.leave(self.fc2.multiply(self.fc1.multiply(self.fc1.enter(x), True), False), x.dtype)
         y = self.fc1.project(x)
         if self.activation == "relu":
@@ -429,11 +451,14 @@ def product_of(module: nn.Module) -> nn.Module | None:
     if type(module) is nn.Linear:
         return PlainProduct(module.weight, module.bias)
     if kind == "PackedLinear" and module.onednn is not None:
-        return OnednnProduct(module.onednn, module.linear.bias, plain=module.linear.weight)
+        bias = module.linear.bias
+        return OnednnProduct(module.onednn, bias, plain=module.linear.weight, plain_bias=bias)
     if kind == "PackedLinear" and getattr(module, "mkl", None) is not None:
         return MklProduct(module.mkl, module.linear.weight, module.linear.bias)
     if kind == "Bf16Linear":
-        return (OnednnProduct if module.packed else PlainProduct)(module.weight, module.bias, bf16=True)
+        original = module.linear if module.weight.device.type == "cpu" else None
+        plain, plain_bias = (None, None) if original is None else (original.weight, original.bias)
+        return (OnednnProduct if module.packed else PlainProduct)(module.weight, module.bias, True, plain, plain_bias)
     if kind == "Int8Linear":
         return Int8Product(module.packed, module.reduce_range)
     if kind in ("Bf16ReluMLP", "Int8ReluMLP"):
