@@ -13,6 +13,7 @@ import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware, layer_steps
 from zhen.fast_generation import (
+    BeamSearch,
     Bf16Linear,
     Bf16ReluMLP,
     DecoderSteps,
@@ -1333,6 +1334,38 @@ def test_the_encoders_program_computes_exactly_what_its_forwards_compute(
         decoder.inline_layers = False  # the layers' forwards
         assert decoder.encoder_steps(input_ids.device) is None
         assert torch.equal(program, decoder.encode(input_ids, mask))
+
+
+class MergingEveryStep(BeamSearch):
+    """Transformers' order: the finished set merged at every step, also where no continuation among the top K ended."""
+
+    def choose(self, log_probs, cur_len):
+        parent_rows, top_scores, top_sequences, ends = self.continue_best(log_probs, cur_len)
+        self.merge_finished(top_scores, top_sequences, ends, ends & self.is_top_k, cur_len)
+        return None if self.over(ends, cur_len) else parent_rows
+
+
+@pytest.mark.parametrize("early_stopping,length_penalty", [(False, 1.0), (True, 0.6), ("never", 1.3), (False, 0.0)])
+def test_beam_search_skips_merging_finished_hypotheses_only_where_no_result_changes(early_stopping, length_penalty):
+    """Random log-probabilities of a small vocabulary whose `</s>` is likely: every sentence's sequences, scores and
+    lengths as a search that merges the finished set at every step finds them, step for step."""
+    generator = torch.Generator().manual_seed(0)
+    batch, beams, vocab, eos, max_length = 3, 3, 9, 2, 12
+    for trial in range(20):
+        searches = [kind(torch.device("cpu"), batch, beams, length_penalty, early_stopping, eos, 0, 1, max_length)
+                    for kind in (BeamSearch, MergingEveryStep)]  # fmt: skip
+        for cur_len in range(1, max_length):
+            logits = torch.randn(batch * beams, vocab, generator=generator) * 2
+            logits[:, eos] += trial % 4  # from rarely to often ending
+            chosen = [search.choose(torch.log_softmax(logits, -1), cur_len) for search in searches]
+            assert (chosen[0] is None) == (chosen[1] is None) and (chosen[0] is None or torch.equal(*chosen))
+            if chosen[0] is None:
+                break
+        done = [search.is_finished for search in searches]
+        assert torch.equal(*done) and bool(done[0].all())
+        for name in ("finished_scores", "finished_lengths", "finished_sequences"):
+            assert torch.equal(getattr(searches[0], name), getattr(searches[1], name)), (trial, name)
+        assert torch.equal(searches[0].sequences(beams), searches[1].sequences(beams))
 
 
 @pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])

@@ -1603,11 +1603,31 @@ class BeamSearch:
     def choose(self, log_probs: torch.Tensor, cur_len: int) -> torch.LongTensor | None:
         """One step at `cur_len` from the rows' `log_probs` ([`beam_log_probs`]): the row each new beam continues
         (`(batch * num_beams,)`), or None where the search is over."""
-        K, length_penalty, early_stopping = self.num_beams, self.length_penalty, self.early_stopping
         parent_rows, top_scores, top_sequences, ends = self.continue_best(log_probs, cur_len)
-
-        # Those among the top K that ended compete for the K finished slots.
+        # Those among the top K that ended compete for the K finished slots. Where none did, what the merge could
+        # move into a slot is a placeholder in place of another (both unfinished at -1e9, neither ever returned: a
+        # sentence's search ends only with every slot finished), so it is skipped.
         just_finished = ends & self.is_top_k
+        if bool(just_finished.any()):
+            self.merge_finished(top_scores, top_sequences, ends, just_finished, cur_len)
+        return None if self.over(ends, cur_len) else parent_rows
+
+    def over(self, ends: torch.Tensor, cur_len: int) -> bool:
+        """Whether the search stops after `cur_len`: no sentence can improve its finished set (Transformers'
+        heuristic), or nothing can continue."""
+        length_penalty, early_stopping = self.length_penalty, self.early_stopping
+        best_length = self.max_length - 1 if early_stopping == "never" and length_penalty > 0.0 else cur_len
+        best_running = self.running_scores[:, :1] / (best_length**length_penalty)
+        worst_finished = torch.where(self.is_finished, torch.min(self.finished_scores, dim=1, keepdim=True)[0], -1e9)
+        self.can_improve = self.can_improve & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
+        full = early_stopping is True and bool(self.is_finished.all())
+        return not (self.can_improve.any() and not full and not ends.all())
+
+    def merge_finished(self, top_scores: torch.Tensor, top_sequences: torch.Tensor, ends: torch.Tensor,
+                       just_finished: torch.Tensor, cur_len: int):  # fmt: skip
+        """The finished half of [`choose`]: the continuations among the top K that ended (`just_finished`) and the
+        finished hypotheses so far, the best K of them by `log p / length**length_penalty` kept."""
+        K, length_penalty, early_stopping = self.num_beams, self.length_penalty, self.early_stopping
         scores = top_scores / (cur_len**length_penalty)
         all_finished = torch.all(self.is_finished, dim=-1, keepdim=True)
         scores += (all_finished & (early_stopping is True)).to(torch.float32) * -1.0e9
@@ -1623,16 +1643,6 @@ class BeamSearch:
             torch.cat((self.finished_lengths, torch.full_like(ends, cur_len, dtype=torch.long)), dim=1), slots, dim=1
         )
         self.is_finished = torch.take_along_dim(torch.cat((self.is_finished, just_finished), dim=1), slots, dim=1)
-
-        # Stop once no sentence can improve its finished set (Transformers' heuristic), or nothing can continue.
-        next_len = cur_len + 1
-        best_length = self.max_length - 1 if early_stopping == "never" and length_penalty > 0.0 else next_len - 1
-        best_running = self.running_scores[:, :1] / (best_length**length_penalty)
-        worst_finished = torch.where(self.is_finished, torch.min(self.finished_scores, dim=1, keepdim=True)[0], -1e9)
-        self.can_improve = self.can_improve & torch.any(best_running > worst_finished, dim=-1, keepdim=True)
-        if not (self.can_improve.any() and not (self.is_finished.all() and early_stopping is True) and not ends.all()):
-            return None
-        return parent_rows
 
     def continue_best(self, log_probs: torch.Tensor, cur_len: int) -> tuple[torch.Tensor, ...]:
         """The running half of [`choose`]: of the top `2 * num_beams` continuations of each sentence, the best
