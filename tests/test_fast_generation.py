@@ -970,6 +970,12 @@ def test_sessions_attend_by_row_sums_where_the_cpu_has_fbgemm(fbgemm, inline_lay
     expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH,
                               num_beams=3, max_new_tokens=6)  # fmt: skip
     assert torch.equal(actual, expected)
+    found.clear()  # one sentence's greedy search: a row a step, whose attention matmuls take faster
+    with hardware.forced(fbgemm=fbgemm), FastDecoder(model, weights="plain", inline_layers=inline_layers) as decoder:
+        decoder.generate(input_ids[:1, :5], forced_bos_token_id=ZH, max_new_tokens=6)
+        assert found and all(rows is None for rows in found)
+        decoder.generate(input_ids[:1, :5], forced_bos_token_id=ZH, num_beams=2, max_new_tokens=6)
+    assert any(rows is not None for rows in found) == (fbgemm == "on")
 
 
 def test_the_row_indices_kept_for_row_sums_stay_few():

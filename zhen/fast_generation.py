@@ -379,7 +379,9 @@ class FastDecoder:
         )
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
-        _DECODING.row_sums = self.attends_by_row_sums
+        one_text = len(input_ids) == 1
+        # A step of one row multiplies its few keys and values faster as matmuls than as row sums.
+        _DECODING.row_sums = self.attends_by_row_sums and not (one_text and num_beams == 1)
         if num_beams > 1:
             if length_penalty is None:
                 length_penalty = 1.0 if config.length_penalty is None else config.length_penalty
@@ -389,7 +391,6 @@ class FastDecoder:
                 raise ValueError(
                     f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}"
                 )
-        one_text = len(input_ids) == 1
         drafts = self.drafts if num_beams == 1 else self.drafts_beams
         drafted = drafts and one_text and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
         steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
