@@ -738,6 +738,29 @@ def test_a_bf16_sessions_float32_products_are_of_small_weights_and_as_many_rows_
     assert few_rows(torch.empty(small + 1), bf16=False) == layer_steps.FEW_ROW_MACS // (small + 1)
 
 
+@pytest.mark.parametrize("decoder_limit", [0, 1 << 40])
+def test_a_bf16_session_multiplies_few_rows_in_float32_only_for_a_small_decoder(decoder_limit, monkeypatch):
+    """A decoder over `BF16_FLOAT32_DECODER` weights (whose float32 weights a step would read from memory): every
+    product in bf16, in the session's linears and in the layers' program; the same translations as a session that
+    multiplies no weight in float32."""
+    monkeypatch.setattr(layer_steps, "BF16_FLOAT32_DECODER", decoder_limit)
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
+    with FastDecoder(model, weights="bf16") as decoder:
+        linears = [m for m in model.modules() if isinstance(m, Bf16Linear)]
+        expected = [layer_steps.few_rows(m.linear.weight, bf16=True) if decoder_limit else 0 for m in linears]
+        assert [m.few_rows for m in linears] == expected and any(expected) == bool(decoder_limit)
+        layer = decoder.layer_steps(script=False).layers[0]
+        assert (layer.q_proj.plain is not None) == bool(decoder_limit)
+        out = decoder.generate(input_ids[:1], **kwargs), decoder.generate(input_ids, attention_mask, **kwargs)
+    monkeypatch.setattr(layer_steps, "BF16_SMALL_WEIGHT", 0)  # no weight is small
+    with FastDecoder(model, weights="bf16") as decoder:
+        bf16 = decoder.generate(input_ids[:1], **kwargs), decoder.generate(input_ids, attention_mask, **kwargs)
+    if not decoder_limit:
+        assert all(torch.equal(a, b) for a, b in zip(out, bf16))
+
+
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])
 def test_bf16_relu_mlp_equals_its_two_session_linears_and_relu(onednn_packing):
     """ReLU fused into fc1's bf16 product, its bf16 output fed to fc2: exactly what the two `Bf16Linear`s and a float32

@@ -317,9 +317,14 @@ class FastDecoder:
             kept = _COPIES.pop(self.model, {})
         made = {} if self.keep_copies else None
         machine = current_hardware()
+        large = self.weights == "bf16" and not _small_decoder(self.model)  # no float32 products of few rows
         for parent, name, module, make in sites:
             self.swapped.append((parent, name, module))
-            _put(parent, name, session_copy(module, make, kept, made, machine))
+            copy = session_copy(module, make, kept, made, machine)
+            if large:
+                for linear in (copy.fc1, copy.fc2) if make is Bf16ReluMLP else (copy,):
+                    linear.few_rows = 0
+            _put(parent, name, copy)
         if made is not None:  # a model keeps the copies of its last session, no others
             with _COPIES_LOCK:
                 _COPIES[self.model] = made
@@ -655,6 +660,12 @@ class WeightStamp:
         return flat[:: max(1, len(flat) // SAMPLED_VALUES)]
 
 
+def _small_decoder(model) -> bool:
+    """Whether `model`'s decoder has at most `zhen.layer_steps.BF16_FLOAT32_DECODER` weights in its linears."""
+    linears = (m for m in submodules(model.get_decoder()) if type(m) is nn.Linear)
+    return sum(linear.weight.numel() for linear in linears) <= layer_steps.BF16_FLOAT32_DECODER
+
+
 def _weights_of(module: nn.Module) -> list[torch.Tensor]:
     if not module._modules:
         return [weight for weight in module._parameters.values() if weight is not None]
@@ -813,8 +824,9 @@ class Bf16Linear(nn.Module):
     """A float32 `nn.Linear` for decoding on a CPU with native bf16: it multiplies by a bfloat16 copy of its weight
     (made once per session) and returns float32, so that norms, attention and the cache stay float32. Where oneDNN can
     (`zhen.hardware`: `onednn_packing`), the copy is packed once into oneDNN's GEMM layout: the same products, without
-    the reordering of the weight that each plain bf16 product of a few rows repeats. A product of few rows on a CPU
-    (`zhen.layer_steps.few_rows`) multiplies by the float32 weight as it is instead: faster there than a bf16 call."""
+    the reordering of the weight that each plain bf16 product of a few rows repeats. A product of up to `few_rows`
+    rows multiplies by the float32 weight as it is instead: faster there than a bf16 call (on a CPU, where the session
+    finds the model's decoder small enough: `zhen.layer_steps.few_rows`, [`FastDecoder.swap_in_session_linears`])."""
 
     def __init__(self, linear: nn.Linear):
         super().__init__()

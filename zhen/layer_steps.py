@@ -136,10 +136,13 @@ def attend_history(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
 FEW_ROW_MACS = 1 << 21  # a float32 product this small goes to MKL (`nn.functional.linear`), not to oneDNN's packing
 # A bf16 session's product by a weight of at most `BF16_SMALL_WEIGHT` elements, of at most `BF16_FEW_ROW_MACS`
 # multiply-adds, multiplies the float32 weight through MKL instead: a oneDNN bf16 call and the two casts around it cost
-# more than a few rows of a small float32 weight do. Nine rows of the largest (a drafted greedy search's check of eight
-# tokens, [`zhen.draft_decoding`]) multiply as one row does: the check sees the numbers the steps it stands for would.
+# more than a few rows of a small float32 weight do, where a model's decoder has at most `BF16_FLOAT32_DECODER` weights
+# (its float32 weights stay in the caches between steps; a larger one's are read from memory, in bf16 at half the
+# bytes). Nine rows of the largest weight (a drafted greedy search's check of eight tokens, [`zhen.draft_decoding`])
+# multiply as one row does: the check sees the numbers the steps it stands for would.
 BF16_SMALL_WEIGHT = 1 << 18
 BF16_FEW_ROW_MACS = 9 * BF16_SMALL_WEIGHT
+BF16_FLOAT32_DECODER = 8 << 20
 
 
 def few_rows(weight: torch.Tensor, bf16: bool) -> int:
@@ -182,11 +185,12 @@ class PlainProduct(Product):
     plain_bias: torch.Tensor | None
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None, bf16: bool = False,
-                 plain: torch.Tensor | None = None, plain_bias: torch.Tensor | None = None):  # fmt: skip
+                 plain: torch.Tensor | None = None, plain_bias: torch.Tensor | None = None,
+                 rows: int | None = None):  # fmt: skip
         super().__init__()
         self.weight, self.bias, self.bf16 = weight, bias, bf16
         self.plain, self.plain_bias = plain, plain_bias
-        self.few_rows = 0 if plain is None else few_rows(plain, bf16)
+        self.few_rows = 0 if plain is None else few_rows(plain, bf16) if rows is None else rows
 
     def project(self, x: torch.Tensor) -> torch.Tensor:
         plain = self.plain
@@ -456,9 +460,10 @@ def product_of(module: nn.Module) -> nn.Module | None:
     if kind == "PackedLinear" and getattr(module, "mkl", None) is not None:
         return MklProduct(module.mkl, module.linear.weight, module.linear.bias)
     if kind == "Bf16Linear":
-        original = module.linear if module.weight.device.type == "cpu" else None
-        plain, plain_bias = (None, None) if original is None else (original.weight, original.bias)
-        return (OnednnProduct if module.packed else PlainProduct)(module.weight, module.bias, True, plain, plain_bias)
+        rows = getattr(module, "few_rows", 0)  # as the session linear multiplies: in float32 up to these rows
+        plain, plain_bias = (module.linear.weight, module.linear.bias) if rows else (None, None)
+        product = OnednnProduct if module.packed else PlainProduct
+        return product(module.weight, module.bias, True, plain, plain_bias, rows)
     if kind == "Int8Linear":
         return Int8Product(module.packed, module.reduce_range)
     if kind in ("Bf16ReluMLP", "Int8ReluMLP"):
