@@ -759,6 +759,10 @@ def test_a_bf16_session_multiplies_few_rows_in_float32_only_for_a_small_decoder(
         bf16 = decoder.generate(input_ids[:1], **kwargs), decoder.generate(input_ids, attention_mask, **kwargs)
     if not decoder_limit:
         assert all(torch.equal(a, b) for a, b in zip(out, bf16))
+    monkeypatch.undo()
+    monkeypatch.setattr(layer_steps, "BF16_FLOAT32_DECODER", (1 << 40) - decoder_limit)
+    with FastDecoder(model, weights="bf16"):  # the kept copies follow the rule of the session that uses them
+        assert any(m.few_rows for m in model.modules() if isinstance(m, Bf16Linear)) == (not decoder_limit)
 
 
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])

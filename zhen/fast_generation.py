@@ -317,13 +317,13 @@ class FastDecoder:
             kept = _COPIES.pop(self.model, {})
         made = {} if self.keep_copies else None
         machine = current_hardware()
-        large = self.weights == "bf16" and not _small_decoder(self.model)  # no float32 products of few rows
+        small = self.weights == "bf16" and _small_decoder(self.model)  # its float32 weights stay in the caches
         for parent, name, module, make in sites:
             self.swapped.append((parent, name, module))
             copy = session_copy(module, make, kept, made, machine)
-            if large:
+            if self.weights == "bf16":
                 for linear in (copy.fc1, copy.fc2) if make is Bf16ReluMLP else (copy,):
-                    linear.few_rows = 0
+                    linear.multiply_few_rows_in_float32(small)
             _put(parent, name, copy)
         if made is not None:  # a model keeps the copies of its last session, no others
             with _COPIES_LOCK:
@@ -833,10 +833,14 @@ class Bf16Linear(nn.Module):
         self.linear = linear
         weight = linear.weight.detach().to(torch.bfloat16)
         self.bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
-        on_cpu = weight.device.type == "cpu"
-        self.packed = on_cpu and current_hardware().onednn_packing == "on"
+        self.packed = weight.device.type == "cpu" and current_hardware().onednn_packing == "on"
         self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, None) if self.packed else weight
-        self.few_rows = layer_steps.few_rows(weight, bf16=True) if on_cpu else 0
+        self.multiply_few_rows_in_float32(True)
+
+    def multiply_few_rows_in_float32(self, allowed: bool):
+        """Whether products of few rows (`few_rows`, on a CPU) multiply by the float32 weight as it is."""
+        weight = self.linear.weight
+        self.few_rows = layer_steps.few_rows(weight, bf16=True) if allowed and weight.device.type == "cpu" else 0
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         autocast = autocast_dtype(x.device)
