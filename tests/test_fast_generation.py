@@ -116,7 +116,8 @@ def test_encoder_on_packed_sources_equals_the_padded_encoder(position_embedding_
 @pytest.mark.parametrize("early_stopping", [False, True, "never"])
 @pytest.mark.parametrize("length_penalty", [1.0, 0.0, 2.0, -0.5])
 def test_beam_search_options_equal_generate(early_stopping, length_penalty):
-    """A 12-token vocabulary makes hypotheses end early and often, which exercises the finished-beam bookkeeping."""
+    """A 12-token vocabulary makes hypotheses end early and often, which exercises the finished-beam bookkeeping; in a
+    batch, where finished sentences are dropped, and one sentence a call, where the search ends instead."""
     for seed in range(3):
         model = tiny_model(seed, vocab_size=12, position_embedding_type="rope")
         input_ids, attention_mask = padded_sources(vocab_size=12, seed=seed)
@@ -126,6 +127,11 @@ def test_beam_search_options_equal_generate(early_stopping, length_penalty):
                 length_penalty=length_penalty, early_stopping=early_stopping,
                 num_return_sequences=num_return_sequences,
             )  # fmt: skip
+    for row in range(len(input_ids)):
+        assert_same_as_generate(
+            model, input_ids[row : row + 1], attention_mask[row : row + 1], forced_bos_token_id=ZH, num_beams=4,
+            max_new_tokens=10, length_penalty=length_penalty, early_stopping=early_stopping,
+        )  # fmt: skip
 
 
 def test_defaults_and_unforced_start_equal_generate():

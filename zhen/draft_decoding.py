@@ -42,11 +42,12 @@ def draft_due(model) -> bool:
     return calls > DRAFT_AFTER or model in _DRAFTS
 
 
-def drafting_pays(model) -> bool:
-    """Whether `model`'s decoder is large enough that drafting saves more than it costs (`MIN_DECODER_WEIGHTS`)."""
-    decoder = model.get_decoder()
-    weights = sum(m.weight.numel() for m in decoder.modules() if type(m) is nn.Linear)
-    return weights >= MIN_DECODER_WEIGHTS
+def drafting_pays(model, decoder_weights: int | None = None) -> bool:
+    """Whether `model`'s decoder is large enough that drafting saves more than it costs (`MIN_DECODER_WEIGHTS`);
+    `decoder_weights`: its linears' weights where known ([`zhen.fast_generation.decoder_weights`])."""
+    if decoder_weights is None:
+        decoder_weights = fast_generation.decoder_weights(model)
+    return decoder_weights >= MIN_DECODER_WEIGHTS
 
 
 def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Module:

@@ -202,7 +202,7 @@ class FastDecoder:
         self.drafts_at_once = drafts is True  # asked for: from the first call (by default after `DRAFT_AFTER`)
         self.drafts, self.drafts_beams = drafts, drafts and self.weights != "bf16"
         if drafts is None:
-            pays = on_cpu and current_hardware().fbgemm == "on" and drafting_pays(model)
+            pays = on_cpu and current_hardware().fbgemm == "on" and drafting_pays(model, self.decoder_weights)
             self.drafts = pays and self.weights in ("packed", "bf16")
             self.drafts_beams = pays and self.weights == "packed"
         self.draft_session: FastDecoder | None = None
@@ -250,6 +250,11 @@ class FastDecoder:
         if hasattr(self, "attn_implementation"):
             self.model.config._attn_implementation_internal = self.attn_implementation
         self.lock.release()
+
+    @functools.cached_property
+    def decoder_weights(self) -> int:
+        """The number of weights in the linears of the model's decoder ([`decoder_weights`]), counted once."""
+        return decoder_weights(self.model)
 
     @property
     def workspace(self) -> "Workspace":
@@ -317,7 +322,8 @@ class FastDecoder:
             kept = _COPIES.pop(self.model, {})
         made = {} if self.keep_copies else None
         machine = current_hardware()
-        small = self.weights == "bf16" and _small_decoder(self.model)  # its float32 weights stay in the caches
+        # A small decoder's float32 weights stay in the caches from step to step.
+        small = self.weights == "bf16" and self.decoder_weights <= layer_steps.BF16_FLOAT32_DECODER
         for parent, name, module, make in sites:
             self.swapped.append((parent, name, module))
             copy = session_copy(module, make, kept, made, machine)
@@ -660,10 +666,9 @@ class WeightStamp:
         return flat[:: max(1, len(flat) // SAMPLED_VALUES)]
 
 
-def _small_decoder(model) -> bool:
-    """Whether `model`'s decoder has at most `zhen.layer_steps.BF16_FLOAT32_DECODER` weights in its linears."""
-    linears = (m for m in submodules(model.get_decoder()) if type(m) is nn.Linear)
-    return sum(linear.weight.numel() for linear in linears) <= layer_steps.BF16_FLOAT32_DECODER
+def decoder_weights(model) -> int:
+    """The number of weights in the linears of `model`'s decoder."""
+    return sum(m.weight.numel() for m in submodules(model.get_decoder()) if type(m) is nn.Linear)
 
 
 def _weights_of(module: nn.Module) -> list[torch.Tensor]:
@@ -840,7 +845,9 @@ class Bf16Linear(nn.Module):
     def multiply_few_rows_in_float32(self, allowed: bool):
         """Whether products of few rows (`few_rows`, on a CPU) multiply by the float32 weight as it is."""
         weight = self.linear.weight
-        self.few_rows = layer_steps.few_rows(weight, bf16=True) if allowed and weight.device.type == "cpu" else 0
+        few_rows = layer_steps.few_rows(weight, bf16=True) if allowed and weight.device.type == "cpu" else 0
+        if few_rows != getattr(self, "few_rows", None):  # a kept copy mostly has it already: `Module.__setattr__` costs
+            self.few_rows = few_rows
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         autocast = autocast_dtype(x.device)
@@ -1683,7 +1690,10 @@ class BeamSearch:
 
     def drop_done(self, decoder: DecoderSteps, cur_len: int):
         """Sentences that cannot improve (or, with early stopping, are full) keep their finished set from here on:
-        the decoder drops them once they are `DROP_FINISHED_SHARE` of those it runs."""
+        the decoder drops them once they are `DROP_FINISHED_SHARE` of those it runs. A search of one sentence has
+        nothing to drop: once that sentence is done, [`over`] has ended the search."""
+        if self.batch == 1:
+            return
         done = ~self.can_improve[:, 0] | (self.is_finished.all(-1) & (self.early_stopping is True))
         if not _worth_dropping(int(done.sum()), self.batch):
             return
