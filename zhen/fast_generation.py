@@ -840,12 +840,12 @@ class Bf16Linear(nn.Module):
         self.bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
         self.packed = weight.device.type == "cpu" and current_hardware().onednn_packing == "on"
         self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, None) if self.packed else weight
+        self.cpu_elements = weight.numel() if weight.device.type == "cpu" else 0  # read at every session's opening
         self.multiply_few_rows_in_float32(True)
 
     def multiply_few_rows_in_float32(self, allowed: bool):
         """Whether products of few rows (`few_rows`, on a CPU) multiply by the float32 weight as it is."""
-        weight = self.linear.weight
-        few_rows = layer_steps.few_rows(weight, bf16=True) if allowed and weight.device.type == "cpu" else 0
+        few_rows = layer_steps.few_rows_of(self.cpu_elements, bf16=True) if allowed and self.cpu_elements else 0
         if few_rows != getattr(self, "few_rows", None):  # a kept copy mostly has it already: `Module.__setattr__` costs
             self.few_rows = few_rows
 

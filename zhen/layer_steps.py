@@ -148,9 +148,14 @@ BF16_FLOAT32_DECODER = 8 << 20
 def few_rows(weight: torch.Tensor, bf16: bool) -> int:
     """The most rows a product by `weight` multiplies through `nn.functional.linear` by the float32 weight as it is
     (MKL) rather than through oneDNN, in a float32 session or (`bf16`) a bf16 one."""
+    return few_rows_of(weight.numel(), bf16)
+
+
+def few_rows_of(elements: int, bf16: bool) -> int:
+    """[`few_rows`] of a weight of `elements` values."""
     if not bf16:
-        return FEW_ROW_MACS // weight.numel()
-    return BF16_FEW_ROW_MACS // weight.numel() if weight.numel() <= BF16_SMALL_WEIGHT else 0
+        return FEW_ROW_MACS // elements
+    return BF16_FEW_ROW_MACS // elements if elements <= BF16_SMALL_WEIGHT else 0
 
 
 class Product(nn.Module):
