@@ -42,6 +42,24 @@ def test_pipeline_object_translates_strings_and_lists(tiny_model, tiny_tokenizer
     assert translator(zh, src_lang="zh", tgt_lang="en", num_beams=2) == [{"translation_text": en}]
 
 
+def test_a_list_of_one_text_is_translated_as_the_text_without_a_data_loader(translator, tiny_pairs, monkeypatch):
+    """A list of one text gives what the text alone gives, in a list (every return option, several sequences
+    too), without the data loader Transformers runs a list through; a longer list still goes through it."""
+    from transformers import Pipeline
+
+    loaders = []
+    get_iterator = Pipeline.get_iterator
+    monkeypatch.setattr(Pipeline, "get_iterator", lambda *a, **k: loaders.append(1) or get_iterator(*a, **k))
+    (en, _), (en2, _) = tiny_pairs[:2]
+    for kwargs in ({}, {"num_beams": 2}, {"num_beams": 2, "num_return_sequences": 2}, {"return_tensors": True}):
+        alone, listed = translator(en, **kwargs), translator([en], **kwargs)
+        expected = [alone] if len(alone) > 1 else alone
+        assert str(listed) == str(expected), kwargs  # token id tensors compare by their printed values
+    assert not loaders
+    translator([en, en2])
+    assert loaders
+
+
 def test_pipeline_needs_a_target_language(tiny_model, tiny_tokenizer):
     translator = ZhenTranslationPipeline(model=tiny_model, tokenizer=tiny_tokenizer, device=-1)
     with pytest.raises(ValueError, match="needs the target language"):

@@ -211,7 +211,9 @@ class ZhenTranslationPipeline(Pipeline):
     def _translate_in_streams(self, texts: list, **kwargs) -> list:
         """The pipeline's results for `texts`; where zhen's fast decoder runs the call and `decoding_streams` gives
         more than one stream (on a CPU, as for `zhen.translate`), its batches are translated that many at once, each
-        in its own thread, all in the call's decoding session."""
+        in its own thread, all in the call's decoding session. One text is translated as a string is."""
+        if len(texts) == 1:  # as the text alone: Transformers' data loader for a list costs more than a short text
+            return [super().__call__(texts[0], **kwargs)]
         batch_size = self._call_batch_size(kwargs)
         streams = decoding_streams(self.device) if self._decodes_fast(self._generate_options(kwargs)) else 1
         if streams <= 1 or len(texts) <= batch_size:
