@@ -1,7 +1,8 @@
-"""`zhen.draft_decoding`: greedy and beam search of one sentence drafted by an int8 copy of the decoder return the
-search's own tokens (forced, banned and last tokens included) whether the draft is right or wrong, check every drafted
-token or beam, take fewer passes of the float32 model where the draft is right, and never serve a draft of changed
-weights; a float32 session drafts by default only where the decoder is large enough to pay."""
+"""`zhen.draft_decoding`: greedy search of one sentence or a few in step, and beam search of one, drafted by an int8
+copy of the decoder return the search's own tokens (forced, banned and last tokens included) whether the draft is
+right or wrong, check every drafted token or beam, take fewer passes of the float32 model where the draft is right,
+and never serve a draft of changed weights; a float32 session drafts by default only where the decoder is large
+enough to pay."""
 
 import contextlib
 import random
@@ -10,7 +11,13 @@ import pytest
 import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, draft_decoding, hardware
-from zhen.draft_decoding import drafted_beam_search, drafted_greedy_search, int8_draft, tree_origins
+from zhen.draft_decoding import (
+    MAX_DRAFTED_SENTENCES,
+    drafted_beam_search,
+    drafted_greedy_search,
+    int8_draft,
+    tree_origins,
+)
 from zhen.fast_generation import DecoderSteps, FastDecoder, Workspace, beam_search, greedy_search
 from zhen.quantization import is_quantized
 
@@ -20,25 +27,30 @@ VOCAB = 50
 
 
 class RuleSteps:
-    """Decoder steps of a made-up model whose next token is `rule(prefix)`: what the search loops see of a decoder
-    (`step`, `steps`, `next_tokens`), counting the passes they make."""
+    """Decoder steps of a made-up model whose next token in row `r` is `rules[r](prefix)`: what the search loops see
+    of a decoder (`step`, `steps`, `next_tokens`; one row a sentence), counting the passes they make."""
 
-    def __init__(self, rule):
-        self.rule, self.device, self.inputs, self.passes = rule, torch.device("cpu"), {}, 0
+    def __init__(self, *rules):
+        self.rules, self.device, self.passes = rules, torch.device("cpu"), 0
+        self.inputs = [{} for _ in rules]
 
     def step(self, tokens, position):
-        return self.steps(tokens, position)
+        return self.steps(tokens.view(len(self.rules), 1), position)
 
     def steps(self, tokens, position):
         self.passes += 1
-        for offset, token in enumerate(tokens.tolist()):
-            self.inputs[position + offset] = token
-        return torch.arange(position, position + len(tokens))  # a row's "hidden state": its position
+        tokens = tokens.view(len(self.rules), -1)
+        for inputs, row in zip(self.inputs, tokens.tolist()):
+            for offset, token in enumerate(row):
+                inputs[position + offset] = token
+        positions = torch.arange(position, position + tokens.shape[1])
+        return torch.cat([row * 1000 + positions for row in range(len(self.rules))])  # "hidden state": row, position
 
-    def next_tokens(self, positions, banned=None):
+    def next_tokens(self, states, banned=None):
         chosen = []
-        for position in positions.tolist():
-            token = self.rule(tuple(self.inputs[p] for p in range(position + 1)))
+        for state in states.tolist():
+            row, position = divmod(state, 1000)
+            token = self.rules[row](tuple(self.inputs[row][p] for p in range(position + 1)))
             chosen.append(token if token != banned else (token + 1) % VOCAB)
         return torch.tensor(chosen)
 
@@ -74,15 +86,19 @@ OPTIONS = dict(eos=EOS, pad=PAD, start=EOS, forced_bos=ZH, forced_eos=None, min_
     {"forced_bos": None, "max_length": 3},
     {"eos": None},
 ])  # fmt: skip
-def test_drafted_search_returns_greedy_searchs_tokens(wrong, options):
+@pytest.mark.parametrize("batch", [1, 3])
+def test_drafted_search_returns_greedy_searchs_tokens(wrong, options, batch):
     """Whatever share of the drafted tokens is wrong: the tokens of greedy search (forced first and last tokens,
-    `</s>` banned before `min_new_tokens`, `max_length`, no `</s>` at all)."""
+    `</s>` banned before `min_new_tokens`, `max_length`, no `</s>` at all); of several sentences in step, each
+    sentence's own, padded after its `</s>` until all have ended."""
     options = {**OPTIONS, **options}
     for seed in range(30):
-        rule = rule_of(seed, eos_share=0.04)
-        expected = greedy_search(RuleSteps(rule), 1, **options)
-        drafted = drafted_greedy_search(RuleSteps(rule), RuleSteps(wrong_at(rule, wrong, seed)), **options)
-        assert drafted.tolist() == expected.tolist(), seed
+        rules = [rule_of(seed * 10 + row, eos_share=0.04) for row in range(batch)]
+        own = [greedy_search(RuleSteps(rule), 1, **options)[0].tolist() for rule in rules]
+        expected = [row + [PAD] * (max(map(len, own)) - len(row)) for row in own]
+        drafts = [wrong_at(rule, wrong, seed) for rule in rules]
+        drafted = drafted_greedy_search(RuleSteps(*rules), RuleSteps(*drafts), **options, batch=batch)
+        assert drafted.tolist() == expected, seed
 
 
 def test_a_right_draft_saves_passes_and_a_wrong_one_costs_none():
@@ -233,16 +249,50 @@ def test_by_default_a_model_drafts_from_its_draft_after_th_one_text_call(monkeyp
         assert decoder.draft_session is not None
 
 
-def test_a_batch_of_several_sentences_does_not_draft(monkeypatch):
+def padded_batch(seed: int, sentences: int):
+    """`sentences` sources of different lengths, right-padded, and their attention mask."""
+    sources = [source(seed * 10 + i, length=5 + 2 * i + seed) for i in range(sentences)]
+    input_ids = torch.zeros((sentences, max(len(s[0]) for s in sources)), dtype=torch.long)
+    attention_mask = torch.zeros_like(input_ids)
+    for row, ids in enumerate(sources):
+        input_ids[row, : ids.shape[1]], attention_mask[row, : ids.shape[1]] = ids, 1
+    return input_ids, attention_mask
+
+
+@pytest.mark.parametrize("overrides", MODEL_VARIANTS)
+@pytest.mark.parametrize("weights", ["packed", "plain"])
+def test_a_session_drafting_decodes_a_few_texts_in_step_as_generate(overrides, weights):
+    """Greedy search of 2 to `MAX_DRAFTED_SENTENCES` padded sources, drafted in step: `generate`'s tokens, `</s>`
+    banned before `min_new_tokens` too."""
+    model = tiny_model(**overrides)
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=20)
+    batches = [padded_batch(seed, sentences) for seed in range(2) for sentences in (2, MAX_DRAFTED_SENTENCES)]
+    expected = [model.generate(input_ids=ids, attention_mask=mask, do_sample=False, **options) for ids, mask in batches]
+    min_tokens = [
+        model.generate(input_ids=ids, attention_mask=mask, do_sample=False, min_new_tokens=8, **options)
+        for ids, mask in batches
+    ]  # fmt: skip
+    with FastDecoder(model, weights=weights, drafts=True) as decoder:
+        for (ids, mask), greedy, banned in zip(batches, expected, min_tokens):
+            assert torch.equal(decoder.generate(ids, mask, **options), greedy)
+            assert torch.equal(decoder.generate(ids, mask, min_new_tokens=8, **options), banned)
+        assert decoder.draft_session is not None
+
+
+def test_more_texts_than_drafted_and_beams_of_several_are_not_drafted(monkeypatch):
+    """Greedy search drafts up to `MAX_DRAFTED_SENTENCES` sentences a call, beam search one: more go undrafted."""
     model = tiny_model()
     calls = []
     monkeypatch.setattr("zhen.fast_generation.drafted_greedy_search", lambda *a, **k: calls.append(1))
     monkeypatch.setattr("zhen.fast_generation.drafted_beam_search", lambda *a, **k: calls.append(1))
-    input_ids = torch.cat([source(0), source(1)])
+    input_ids = torch.cat([source(seed) for seed in range(MAX_DRAFTED_SENTENCES + 1)])
     with FastDecoder(model, drafts=True) as decoder:
         decoder.generate(input_ids, forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
-        decoder.generate(input_ids, forced_bos_token_id=ZH, num_beams=4, max_new_tokens=6)
+        decoder.generate(input_ids[:2], forced_bos_token_id=ZH, num_beams=4, max_new_tokens=6)
         assert decoder.draft_session is None and not calls
+        decoder.generate(input_ids[:MAX_DRAFTED_SENTENCES], forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
+        assert calls == [1]
+    calls.clear()
     expected = model.generate(input_ids=input_ids[:1], forced_bos_token_id=ZH, num_beams=1, max_new_tokens=6)
     with FastDecoder(model, drafts=True, cuda_graphs=True) as decoder:  # static steps: as on a GPU, never drafted
         assert torch.equal(

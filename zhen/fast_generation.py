@@ -56,7 +56,14 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMa
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
 from . import hardware, layer_steps
-from .draft_decoding import draft_due, drafted_beam_search, drafted_greedy_search, drafting_pays, int8_draft
+from .draft_decoding import (
+    MAX_DRAFTED_SENTENCES,
+    draft_due,
+    drafted_beam_search,
+    drafted_greedy_search,
+    drafting_pays,
+    int8_draft,
+)
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import (
@@ -160,16 +167,17 @@ class FastDecoder:
             tokens that can still be the largest ([`zhen.screened_argmax.ScreenedArgmax`]): the full product's
             argmax, at a fraction of its cost. On a CPU only; defaults to `True` where PyTorch multiplies int8 matrices
             there.
-        drafts (`bool`, *optional*): greedy and beam search of one sentence (one text a call) let an int8 copy of
-            the decoder draft the next tokens, or a tree of the next beams, and check them with the model's own in one
-            pass ([`zhen.draft_decoding.drafted_greedy_search`], [`zhen.draft_decoding.drafted_beam_search`]): the
-            search's own tokens, in fewer passes over the weights. The copy is made once and kept while the weights
-            stay as they are. By default on a CPU with FBGEMM, for a decoder large enough that a step of one sentence
-            reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]): greedy search in a
-            float32 or bf16 session, beam search in a float32 session, from the model's `DRAFT_AFTER`-th such call
-            on (making the copy takes what tens of drafted calls save); `True` drafts from the first call; CPU only.
-            A bf16 session never drafts beams: its step of a few beams costs about what the copy's steps of as many
-            rows do, and a tree of them has too many rows to multiply its small weights in float32 as a step does
+        drafts (`bool`, *optional*): greedy search of up to `MAX_DRAFTED_SENTENCES` sentences (texts a call), in
+            step, and beam search of one let an int8 copy of the decoder draft the next tokens, or a tree of the next
+            beams, and check them with the model's own in one pass ([`zhen.draft_decoding.drafted_greedy_search`],
+            [`zhen.draft_decoding.drafted_beam_search`]): the search's own tokens, in fewer passes over the weights
+            (several sentences keep the drafted tokens all of them confirm). The copy is made once and kept while the
+            weights stay as they are. By default on a CPU with FBGEMM, for a decoder large enough that a step of one
+            sentence reads its weights at the memory's rate ([`zhen.draft_decoding.drafting_pays`]): greedy search in a
+            float32 or bf16 session, beam search in a float32 session, from the model's `DRAFT_AFTER`-th such call on
+            (making the copy takes what tens of drafted calls save); `True` drafts from the first call; CPU only. A bf16
+            session never drafts beams: its step of a few beams costs about what the copy's steps of as many rows do,
+            and a tree of them has too many rows to multiply its small weights in float32 as a step does
             (`zhen.layer_steps.few_rows`), so it would not give the search's own beams.
     """
 
@@ -403,11 +411,12 @@ class FastDecoder:
                     f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}"
                 )
         drafts = self.drafts if num_beams == 1 else self.drafts_beams
-        drafted = drafts and one_text and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
+        few = len(input_ids) <= (MAX_DRAFTED_SENTENCES if num_beams == 1 else 1)
+        drafted = drafts and few and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
         steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
         if drafted and num_beams == 1:
             return drafted_greedy_search(steps, steps.draft, draft_length=self.draft_session.model.draft_length,
-                                         **options)  # fmt: skip
+                                         batch=len(input_ids), **options)  # fmt: skip
         if num_beams == 1:
             return greedy_search(steps, len(input_ids), **options)
         if drafted:
@@ -1249,10 +1258,12 @@ class DecoderSteps:
         tokens: `levels` of one node a cache slot (`tokens` `(levels * beams,)`, level `j` at `position + j`), node
         `r` attending to the slot `origins[r, p]` at each position `p` up to its own (`(levels * beams, position +
         levels)`: its history, its ancestors in the tree and itself; [`zhen.draft_decoding.tree_origins`]). The
-        cache holds their keys and values, node `i` of a level in slot `i`."""
+        cache holds their keys and values, node `i` of a level in slot `i`. `tokens` `(sentences, levels)`: the next
+        positions of a batch of one row a sentence, `(sentences * levels, d_model)` returned, row after row."""
         slots = self.cache.beams
         width = 1 if origins is None else slots  # nodes a level
-        levels = len(tokens) // width
+        nodes = tokens.shape[-1]
+        levels = nodes // width
         end = position + levels
         self.cache.position, self.cache.end = position, end
         if origins is None:  # one row: the first slot
@@ -1261,9 +1272,10 @@ class DecoderSteps:
         columns = torch.arange(end, device=tokens.device) * slots + origins
         later = node_positions[:, None] < torch.arange(end, device=tokens.device)
         lowest = torch.finfo(torch.float32).min
-        mask = torch.full((len(tokens), end * slots), lowest, device=tokens.device)
+        mask = torch.full((nodes, end * slots), lowest, device=tokens.device)
         mask.scatter_(1, columns, torch.zeros(later.shape, device=tokens.device).masked_fill_(later, lowest))
-        return self.run_layers(tokens[None], node_positions[None], mask[None, None]).view(len(tokens), -1)
+        hidden_states = self.run_layers(tokens.view(-1, nodes), node_positions[None], mask[None, None])
+        return hidden_states.reshape(tokens.numel(), -1)
 
     def run_layers(self, tokens, position_ids, self_attention_mask) -> torch.Tensor:
         hidden_states, position_embeddings = self.decoder.embed(tokens, None, position_ids)
@@ -1470,11 +1482,12 @@ def top_continuations(log_probs: torch.Tensor, running_scores: torch.Tensor, k: 
 
 
 def run_from(decoder: DecoderSteps, tokens: torch.LongTensor, position: int) -> torch.Tensor:
-    """The hidden states of a batch of one sentence after `tokens[position:]` at their positions, the decoder's cache
-    holding those before: one step, or one pass over several ([`DecoderSteps.steps`])."""
-    if position == len(tokens) - 1:
-        return decoder.step(tokens[-1:], position)
-    return decoder.steps(tokens[position:], position)
+    """The hidden states after `tokens[..., position:]` at their positions, the decoder's cache holding those before:
+    one step, or one pass over several ([`DecoderSteps.steps`]). `tokens`: a batch of one sentence `(length,)`, or of
+    one row a sentence `(rows, length)`; returns `(rows * positions, d_model)`, row after row."""
+    if position == tokens.shape[-1] - 1:
+        return decoder.step(tokens[..., -1].reshape(-1), position)
+    return decoder.steps(tokens[..., position:], position)
 
 
 def _forced_token(cur_len: int, max_length: int, forced_bos, forced_eos) -> int | None:

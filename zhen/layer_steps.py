@@ -90,10 +90,10 @@ def write_step(cache: torch.Tensor, position: int, states: torch.Tensor):
 
 
 def write_levels(cache: torch.Tensor, position: int, states: torch.Tensor, end: int) -> torch.Tensor:
-    """Write one sentence's keys or values of the positions from `position` to `end` (`(1, heads, levels * width,
-    head_dim)`: the first `width` slots of each, a slot's after another) in a self-attention cache `(1, heads,
-    positions, slots, head_dim)`; the cache up to `end` as `(1, heads, end * slots, head_dim)`, position-major
-    ([`zhen.fast_generation.DecoderSteps.steps`])."""
+    """Write each sentence's keys or values of the positions from `position` to `end` (`(sentences, heads, levels *
+    width, head_dim)`: the first `width` slots of each, a slot's after another) in a self-attention cache
+    `(sentences, heads, positions, slots, head_dim)`; the cache up to `end` as `(sentences, heads, end * slots,
+    head_dim)`, position-major ([`zhen.fast_generation.DecoderSteps.steps`])."""
     levels = end - position
     width = states.shape[2] // levels
     cache[:, :, position:end, :width] = states.view(states.shape[0], states.shape[1], levels, width, states.shape[3])
@@ -343,7 +343,7 @@ class LayerStep(ResidualLayer):
             write_step(values, position, value)
             output = attend_history(query, keys[:, :, : position + 1], values[:, :, : position + 1], self.scaling,
                                     self_columns, self_rows)  # fmt: skip
-        else:  # several positions of one sentence: a check of drafted tokens or beams (`zhen.draft_decoding`)
+        else:  # several positions a sentence: a check of drafted tokens or beams (`zhen.draft_decoding`)
             end = causal.shape[-1] // keys.shape[3]
             output = attend(query, write_levels(keys, position, key, end), write_levels(values, position, value, end),
                             causal, self.scaling, None, None)  # fmt: skip
@@ -374,10 +374,10 @@ class DecoderLayerSteps(nn.Module):
     its cross-attention's, `(batch, heads, source, head_dim)`; `cos`, `sin`: RoPE's angles of the position, or None;
     the row indices of [`multiply`] for the self-attention values and the source's keys and values, or None for
     batched matmuls. With `causal` (an additive mask `(1, 1, nodes, (position + levels) * beams)` over the cache's
-    positions and slots), the rows are nodes of one sentence, `(1, nodes, d_model)`: its next positions from
-    `position` on, or a tree of its beams, `levels` of one node a slot, each attending to the slots the mask leaves
-    it (a check of drafted tokens or beams: `zhen.draft_decoding`, [`zhen.fast_generation.DecoderSteps.steps`]);
-    returns `(nodes, d_model)`."""
+    positions and slots), the rows are nodes of each sentence, `(sentences, nodes, d_model)`: its next positions
+    from `position` on, or a tree of its beams, `levels` of one node a slot, each attending to the slots the mask
+    leaves it (a check of drafted tokens or beams: `zhen.draft_decoding`, [`zhen.fast_generation.DecoderSteps.steps`]);
+    returns `(sentences * nodes, d_model)`."""
 
     def __init__(self, decoder: nn.Module, products: dict):
         super().__init__()
@@ -396,7 +396,7 @@ class DecoderLayerSteps(nn.Module):
                                   causal)  # fmt: skip
             i += 1
         hidden_states = self.layer_norm(hidden_states)
-        return hidden_states[:, 0] if causal is None else hidden_states[0]
+        return hidden_states[:, 0] if causal is None else hidden_states.flatten(0, 1)
 
 
 class EncoderLayerStep(ResidualLayer):
