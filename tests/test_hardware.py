@@ -68,7 +68,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
     assert "the decoder's layers as one program compiled by TorchScript" in out and "screened" not in out
     assert "through packed batches and the fused loss" in out
-    bf16_drafted = "one text's greedy search on a large decoder drafted by an int8 copy"
+    bf16_drafted = "greedy search of 1 to 4 texts on a large decoder drafted by an int8 copy"
     assert bf16_drafted in out and "greedy and beam search" not in out
     assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
     assert "torch 2." in out and "transformers 5." in out
@@ -77,7 +77,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     out = capsys.readouterr().out
     assert "float32 weights packed for oneDNN" in out and "float32 weights packed by oneDNN where both can" in out
     assert ("greedy search's next token screened by an int8 product" in out) == screened_argmax.screen_works()
-    drafted = "one text's greedy and beam search on a large decoder drafted by an int8 copy"
+    drafted = "greedy search of 1 to 4 texts and one text's beam search on a large decoder drafted by an int8 copy"
     assert (drafted in out) == (hardware.current().fbgemm == "on")
     for cpu_bf16 in ("emulated", "native"):
         with hardware.forced(cpu_bf16=cpu_bf16, onednn_packing="on", fbgemm="off", cuda=False):

@@ -366,8 +366,13 @@ def _drafted_searches(machine: Hardware, float32_packed: bool) -> str:
     """`report`'s words for the searches `zhen.draft_decoding` drafts by default in this machine's CPU session."""
     if machine.fbgemm != "on" or not (float32_packed or machine.cpu_bf16 == "native"):
         return ""
-    searches = "greedy and beam search" if float32_packed else "greedy search"
-    return f", one text's {searches} on a large decoder drafted by an int8 copy (zhen.draft_decoding)"
+    from .draft_decoding import MAX_DRAFTED_SENTENCES  # here: it imports the decoding, which imports this module
+
+    beams = " and one text's beam search" if float32_packed else ""
+    return (
+        f", greedy search of 1 to {MAX_DRAFTED_SENTENCES} texts{beams} on a large decoder drafted by an int8 copy"
+        " (zhen.draft_decoding)"
+    )
 
 
 def _cpu_name() -> str:
