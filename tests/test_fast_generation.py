@@ -1460,3 +1460,36 @@ def test_the_encoders_forwards_run_where_the_program_would_leave_something_out(m
     model.get_encoder().train()
     with FastDecoder(model) as decoder:
         assert decoder.encoder_steps(input_ids.device) is None
+
+
+@pytest.mark.parametrize("weights", ["plain", "packed", "bf16"])
+@pytest.mark.parametrize("attn_implementation", ["eager", "sdpa"])
+def test_a_forward_during_a_session_attends_as_the_model_does(weights, attn_implementation):
+    """While a session is open, a forward of the model outside its own steps (the caller's inside `with`, another
+    thread's) attends and masks with the model's own implementation: several decoder positions of a padded batch give
+    the logits they give outside the session (the session's products aside: bf16 ones in a bf16 session), and
+    `generate` its tokens; the session's own decoding is not changed by it."""
+    model = tiny_model(attn_implementation=attn_implementation)
+    input_ids, attention_mask = padded_sources()
+    decoder_input_ids = torch.randint(6, 600, (len(input_ids), 6), generator=torch.Generator().manual_seed(1))
+    options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=8, do_sample=False)
+
+    def forward():
+        with torch.no_grad():
+            return model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids).logits
+
+    logits, tokens = forward(), model.generate(input_ids=input_ids, attention_mask=attention_mask, **options)
+    tolerance = 5e-2 if weights == "bf16" else 1e-4
+    with FastDecoder(model, weights=weights) as decoder:
+        fast = decoder.generate(input_ids, attention_mask, **{k: v for k, v in options.items() if k != "do_sample"})
+        torch.testing.assert_close(forward(), logits, atol=tolerance, rtol=0)
+        in_thread = []
+        thread = threading.Thread(target=lambda: in_thread.append(forward()))
+        thread.start()
+        thread.join()
+        torch.testing.assert_close(in_thread[0], logits, atol=tolerance, rtol=0)
+        if weights != "bf16":
+            assert torch.equal(model.generate(input_ids=input_ids, attention_mask=attention_mask, **options), tokens)
+        assert torch.equal(decoder.generate(input_ids, attention_mask, **{k: v for k, v in options.items()
+                                                                          if k != "do_sample"}), fast)  # fmt: skip
+    assert model.config._attn_implementation == attn_implementation

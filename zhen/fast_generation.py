@@ -133,7 +133,9 @@ class FastDecoder:
     batch with the model's decoder layers switched to fast decoding (see the module docstring); on exit the model is
     exactly as it was. Weights must not change inside the block (none of zhen's code does so). One session at a time
     per model: a second one, from another thread, waits; from the same thread, it raises. Within a session, threads
-    may decode batches at once ([`FastDecoder.map`]).
+    may decode batches at once ([`FastDecoder.map`]). Other forwards of the model while it is open (the caller's
+    inside the block, another thread's) attend and mask as the model's own attention implementation does, through
+    the session's copies of the projections ([`session_attention`]).
 
     Args:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
@@ -230,6 +232,7 @@ class FastDecoder:
         try:
             config = self.model.config
             self.attn_implementation = config._attn_implementation
+            _OWN_IMPLEMENTATIONS[id(config)] = self.attn_implementation
             config._attn_implementation_internal = DECODING_ATTENTION
             self.swap_in_lean_modules()
             if self.model.device.type == "cpu":
@@ -257,6 +260,7 @@ class FastDecoder:
         self.programs.clear()
         if hasattr(self, "attn_implementation"):
             self.model.config._attn_implementation_internal = self.attn_implementation
+            _OWN_IMPLEMENTATIONS.pop(id(self.model.config), None)
         self.lock.release()
 
     @functools.cached_property
@@ -559,6 +563,9 @@ _ENCODING = threading.local()
 _LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.Lock]" = weakref.WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()
 # The session open for each model, and the thread that opened it ([`FastDecoder.open_in_this_thread`]).
+# The attention implementation of each open session's model, by `id` of its config (`PretrainedConfig` is not
+# hashable): what forwards outside the session's own steps attend with ([`session_attention`]).
+_OWN_IMPLEMENTATIONS: dict[int, str] = {}
 _OPEN: "weakref.WeakKeyDictionary[nn.Module, tuple[FastDecoder, int]]" = weakref.WeakKeyDictionary()
 
 
@@ -945,13 +952,33 @@ def _row_index(blocks: int, queries: int, k: int, rows_per_block: int, device) -
 
 def session_attention(module, *args, **kwargs):
     """What a model attends with during a [`FastDecoder`] session: its encoder's own attention where this thread is
-    encoding ([`FastDecoder.encoding_with`]), else [`decoding_attention`]."""
-    return (getattr(_ENCODING, "attention", None) or decoding_attention)(module, *args, **kwargs)
+    encoding ([`FastDecoder.encoding_with`]), [`decoding_attention`] in the session's decoder steps (which pass
+    `decoding_cache`), and the model's own implementation in any other forward (another thread's, or the caller's
+    inside the session)."""
+    encoding = getattr(_ENCODING, "attention", None)
+    if encoding is not None:
+        return encoding(module, *args, **kwargs)
+    if kwargs.get("decoding_cache") is not None:
+        return decoding_attention(module, *args, **kwargs)
+    implementation = own_implementation(module.config)
+    if implementation in ALL_ATTENTION_FUNCTIONS:
+        return ALL_ATTENTION_FUNCTIONS[implementation](module, *args, **kwargs)
+    return modeling_function(module, "eager_attention_forward")(module, *args, **kwargs)
 
 
 def session_mask(*args, **kwargs):
-    """The mask the encoder builds during a session: that of the implementation it attends with."""
-    return ALL_MASK_ATTENTION_FUNCTIONS[getattr(_ENCODING, "implementation", None) or "sdpa"](*args, **kwargs)
+    """The mask a forward builds during a session: that of the implementation its attention is
+    ([`session_attention`]); the session's own decoder steps build none."""
+    implementation = getattr(_ENCODING, "implementation", None) or own_implementation(kwargs.get("config"))
+    return ALL_MASK_ATTENTION_FUNCTIONS[implementation if implementation in ALL_MASK_ATTENTION_FUNCTIONS else "eager"](
+        *args, **kwargs
+    )
+
+
+def own_implementation(config) -> str:
+    """The attention implementation a model whose config is `config` had before its session opened."""
+    implementation = _OWN_IMPLEMENTATIONS.get(id(config), "eager")
+    return "eager" if implementation == DECODING_ATTENTION else implementation
 
 
 AttentionInterface.register(DECODING_ATTENTION, session_attention)
