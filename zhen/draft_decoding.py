@@ -129,7 +129,7 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
     pad = eos if pad is None else pad
     sequences = torch.full((batch, max_length), start if pad is None else pad, dtype=torch.long, device=target.device)
     sequences[:, 0] = start
-    unfinished = torch.ones(batch, dtype=torch.bool, device=target.device)
+    unfinished = [True] * batch
     length = 1
     checked = drafted = 0  # positions whose keys and values the target's / the draft's cache holds
     while length < max_length:
@@ -138,28 +138,38 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
         room = max_length - 1 - length - (forced_eos is not None)
         tokens = sequences[:, :length]
         if forced is not None:
-            new = torch.full((batch, 1), forced, dtype=torch.long, device=target.device)
+            new = [[forced]] * batch
         elif banned is not None or room < 1:
-            new, checked = target.next_tokens(last_states(target, tokens, checked, 1), banned)[:, None], length
+            new = target.next_tokens(last_states(target, tokens, checked, 1), banned)[:, None].tolist()
+            checked = length
         else:
             guesses = draft_next(draft, tokens, drafted, min(draft_length.tokens, room))
             count = guesses.shape[1]
             chosen = target.next_tokens(last_states(target, torch.cat([tokens, guesses], 1), checked, count + 1))
-            chosen = chosen.view(batch, count + 1)
-            confirmed = (guesses == chosen[:, :count]) | ~unfinished[:, None]
-            accepted = int(confirmed.cumprod(1).sum(1).min())
-            new = chosen[:, : accepted + 1]
+            chosen = chosen.view(batch, count + 1).tolist()
+            kept = [_confirmed(row, own) for row, own, going in zip(guesses.tolist(), chosen, unfinished) if going]
+            accepted = min(kept, default=count)
+            new = [own[: accepted + 1] for own in chosen]
             draft_length.update(count, accepted)
             checked, drafted = length + accepted, min(length - 1 + count, length + accepted)
-        for column in new.t():
+        columns = []
+        for column in zip(*new):
             if eos is not None:
-                column = torch.where(unfinished, column, pad)
-                unfinished &= column != eos
-            sequences[:, length] = column
-            length += 1
-            if not unfinished.any():
-                return sequences[:, :length]
+                column = [token if going else pad for token, going in zip(column, unfinished)]
+                unfinished = [going and token != eos for token, going in zip(column, unfinished)]
+            columns.append(column)
+            if not any(unfinished):
+                break
+        sequences[:, length : length + len(columns)] = torch.tensor(columns, device=target.device).t()
+        length += len(columns)
+        if not any(unfinished):
+            break
     return sequences[:, :length]
+
+
+def _confirmed(guesses: list[int], chosen: list[int]) -> int:
+    """How many of a row's drafted tokens the model's own choices confirm, from the first on."""
+    return next((i for i, (guess, own) in enumerate(zip(guesses, chosen)) if guess != own), len(guesses))
 
 
 def drafted_beam_search(target, draft, num_beams: int, length_penalty: float, early_stopping: bool | str,
