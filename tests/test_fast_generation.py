@@ -1493,3 +1493,24 @@ def test_a_forward_during_a_session_attends_as_the_model_does(weights, attn_impl
         assert torch.equal(decoder.generate(input_ids, attention_mask, **{k: v for k, v in options.items()
                                                                           if k != "do_sample"}), fast)  # fmt: skip
     assert model.config._attn_implementation == attn_implementation
+
+
+@pytest.mark.parametrize("weights", ["packed", "bf16"])
+def test_saving_during_a_session_writes_the_models_own_weights(weights, tmp_path):
+    """A session swaps in modules whose state has other names: `save_pretrained` from another thread while it is open
+    waits for it to close and writes the model's own weights, which load back as they were; inside the session's block
+    it raises rather than write the session's."""
+    model = tiny_model()
+    own = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    with FastDecoder(model, weights=weights):
+        with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
+            model.state_dict()
+        thread = threading.Thread(target=model.save_pretrained, args=(tmp_path / "saved",))
+        thread.start()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()  # waiting for the session to close
+    thread.join()
+    loaded = ZhenForConditionalGeneration.from_pretrained(tmp_path / "saved")
+    assert loaded.state_dict().keys() == own.keys()
+    assert all(torch.equal(tensor, own[name]) for name, tensor in loaded.state_dict().items())
+    assert model.state_dict().keys() == own.keys()

@@ -46,6 +46,7 @@ import functools
 import math
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
@@ -135,7 +136,8 @@ class FastDecoder:
     per model: a second one, from another thread, waits; from the same thread, it raises. Within a session, threads
     may decode batches at once ([`FastDecoder.map`]). Other forwards of the model while it is open (the caller's
     inside the block, another thread's) attend and mask as the model's own attention implementation does, through
-    the session's copies of the projections ([`session_attention`]).
+    the session's copies of the projections ([`session_attention`]); `model.state_dict()` from another thread waits
+    for the session to close ([`wait_for_sessions_to_save`]).
 
     Args:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
@@ -230,6 +232,7 @@ class FastDecoder:
             )
         self.lock.acquire()
         try:
+            wait_for_sessions_to_save(self.model)
             config = self.model.config
             self.attn_implementation = config._attn_implementation
             _OWN_IMPLEMENTATIONS[id(config)] = self.attn_implementation
@@ -592,6 +595,24 @@ def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
         yield from pool.map(decode, batches)
     finally:
         pool.shutdown(cancel_futures=True)
+
+
+def wait_for_sessions_to_save(model):
+    """Make `model.state_dict()` (what `save_pretrained` and `torch.save` of a state dict read) see the model's own
+    modules whatever sessions are open: from another thread it waits for the open session to close; inside a
+    session's `with` block, where it would wait for itself, it raises. Installed at a model's first session."""
+    if "state_dict" not in vars(model):
+        model.state_dict = types.MethodType(_state_dict_of_own_modules, model)
+
+
+def _state_dict_of_own_modules(model, *args, **kwargs):
+    if FastDecoder.open_in_this_thread(model) is not None:
+        raise RuntimeError(
+            "model.state_dict() (save_pretrained, a state dict to save) inside a FastDecoder session of this model, "
+            "which has swapped in its own modules: call it after the `with FastDecoder(model)` block."
+        )
+    with _lock_of(model):  # what an open session holds until it has put the model's own modules back
+        return type(model).state_dict(model, *args, **kwargs)
 
 
 def _lock_of(model) -> threading.Lock:
