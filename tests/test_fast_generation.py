@@ -3,7 +3,9 @@ type x norm placement, padded batches, min/max lengths, beam-search options, a t
 their own; with MKL-packed weights and without (forced with `zhen.hardware`); never with stale weights; under bf16
 autocast as on a CPU with native bf16; and leaving the model exactly as it found it."""
 
+import copy
 import gc
+import io
 import itertools
 import threading
 import weakref
@@ -1514,3 +1516,8 @@ def test_saving_during_a_session_writes_the_models_own_weights(weights, tmp_path
     assert loaded.state_dict().keys() == own.keys()
     assert all(torch.equal(tensor, own[name]) for name, tensor in loaded.state_dict().items())
     assert model.state_dict().keys() == own.keys()
+    saved = io.BytesIO()  # the whole model still pickles, and copies, after a session
+    torch.save(model, saved)
+    saved.seek(0)
+    for again in (torch.load(saved, weights_only=False), copy.deepcopy(model)):
+        assert all(torch.equal(tensor, own[name]) for name, tensor in again.state_dict().items())

@@ -46,7 +46,6 @@ import functools
 import math
 import sys
 import threading
-import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
@@ -598,21 +597,27 @@ def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
 
 
 def wait_for_sessions_to_save(model):
-    """Make `model.state_dict()` (what `save_pretrained` and `torch.save` of a state dict read) see the model's own
-    modules whatever sessions are open: from another thread it waits for the open session to close; inside a
-    session's `with` block, where it would wait for itself, it raises. Installed at a model's first session."""
-    if "state_dict" not in vars(model):
-        model.state_dict = types.MethodType(_state_dict_of_own_modules, model)
+    """Make `state_dict()` of `model`'s class (what `save_pretrained` and `torch.save` of a state dict read) see a
+    model's own modules whatever sessions are open: from another thread it waits for the model's open session to
+    close; inside a session's `with` block, where it would wait for itself, it raises. Installed on the class at a
+    model's first session (on the class, so that the model pickles and copies as before)."""
+    model_class = type(model)
+    own = model_class.state_dict
+    if getattr(own, "waits_for_sessions", False):
+        return
 
+    @functools.wraps(own)
+    def state_dict(self, *args, **kwargs):
+        if FastDecoder.open_in_this_thread(self) is not None:
+            raise RuntimeError(
+                "model.state_dict() (save_pretrained, a state dict to save) inside a FastDecoder session of this "
+                "model, which has swapped in its own modules: call it after the `with FastDecoder(model)` block."
+            )
+        with _lock_of(self):  # what an open session holds until it has put the model's own modules back
+            return own(self, *args, **kwargs)
 
-def _state_dict_of_own_modules(model, *args, **kwargs):
-    if FastDecoder.open_in_this_thread(model) is not None:
-        raise RuntimeError(
-            "model.state_dict() (save_pretrained, a state dict to save) inside a FastDecoder session of this model, "
-            "which has swapped in its own modules: call it after the `with FastDecoder(model)` block."
-        )
-    with _lock_of(model):  # what an open session holds until it has put the model's own modules back
-        return type(model).state_dict(model, *args, **kwargs)
+    state_dict.waits_for_sessions = True
+    model_class.state_dict = state_dict
 
 
 def _lock_of(model) -> threading.Lock:
