@@ -55,15 +55,8 @@ from torch import nn
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
 
-from . import hardware, layer_steps
-from .draft_decoding import (
-    MAX_DRAFTED_SENTENCES,
-    draft_due,
-    drafted_beam_search,
-    drafted_greedy_search,
-    drafting_pays,
-    int8_draft,
-)
+from . import draft_decoding, hardware, layer_steps
+from .draft_decoding import draft_due, drafted_beam_search, drafted_greedy_search, drafting_pays, int8_draft
 from .hardware import autocast_dtype
 from .hardware import current as current_hardware
 from .layer_steps import (
@@ -417,7 +410,7 @@ class FastDecoder:
                     f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}"
                 )
         drafts = self.drafts if num_beams == 1 else self.drafts_beams
-        few = len(input_ids) <= (MAX_DRAFTED_SENTENCES if num_beams == 1 else 1)
+        few = len(input_ids) <= (draft_decoding.MAX_DRAFTED_SENTENCES if num_beams == 1 else 1)
         drafted = drafts and few and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
         steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
         if drafted and num_beams == 1:

@@ -11,7 +11,7 @@ from zhen.evaluation import parallel_columns
 torch.set_num_threads(2)
 path = sys.argv[1]; src = sys.argv[2] if len(sys.argv) > 2 else "en"; tgt = "zh" if src == "en" else "en"
 fg.drafting_pays = lambda *a, **k: True
-fg.MAX_DRAFTED_SENTENCES = 8
+dd.MAX_DRAFTED_SENTENCES = 8
 tok = ZhenTokenizerFast.from_pretrained(path)
 model = ZhenForConditionalGeneration.from_pretrained(path).eval()
 texts = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 96)[src]

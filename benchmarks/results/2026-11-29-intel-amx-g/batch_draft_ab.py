@@ -4,7 +4,7 @@ import statistics, sys, time, warnings
 import torch
 warnings.simplefilter("ignore")
 from transformers.utils import logging; logging.set_verbosity_error()
-import zhen, zhen.fast_generation as fg
+import zhen, zhen.fast_generation as fg, zhen.draft_decoding as dd
 from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
 from zhen.data import load_parallel
 from zhen.evaluation import parallel_columns
@@ -16,7 +16,7 @@ model = ZhenForConditionalGeneration.from_pretrained(path).eval()
 texts = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 64)[src]
 calls = [texts[i:i + n] for i in range(0, len(texts) - n + 1, n)][:16]
 def run(variant, batch):
-    fg.MAX_DRAFTED_SENTENCES = 8 if variant == "drafted" else 1
+    dd.MAX_DRAFTED_SENTENCES = 8 if variant == "drafted" else 1
     start = time.perf_counter()
     out = zhen.translate(batch, model, tok, src_lang=src, tgt_lang=tgt, num_beams=1)
     return time.perf_counter() - start, out
