@@ -989,9 +989,8 @@ def session_mask(*args, **kwargs):
     """The mask a forward builds during a session: that of the implementation its attention is
     ([`session_attention`]); the session's own decoder steps build none."""
     implementation = getattr(_ENCODING, "implementation", None) or own_implementation(kwargs.get("config"))
-    return ALL_MASK_ATTENTION_FUNCTIONS[implementation if implementation in ALL_MASK_ATTENTION_FUNCTIONS else "eager"](
-        *args, **kwargs
-    )
+    mask = ALL_MASK_ATTENTION_FUNCTIONS.get(implementation) or ALL_MASK_ATTENTION_FUNCTIONS["eager"]
+    return mask(*args, **kwargs)
 
 
 def own_implementation(config) -> str:
