@@ -707,7 +707,8 @@ def test_session_weights_follow_the_machine(machine, expected):
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])
 def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing, small_weight, monkeypatch):
     """Exactly the plain bf16 product, packed or not; but a product of few rows by a small weight: the float32
-    weight's own (`nn.Linear`'s), as the layers' program has it."""
+    weight's own (`nn.Linear`'s), as the layers' program has it. With gradients enabled (a training step during a
+    session), the weight's own product and its gradient."""
     if onednn_packing == "on" and hardware.detected().onednn_packing == "off":
         pytest.skip("this PyTorch build has no oneDNN")
     monkeypatch.setattr(layer_steps, "BF16_SMALL_WEIGHT", small_weight)
@@ -719,8 +720,13 @@ def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing, smal
         assert session_linear.packed == (onednn_packing == "on")
         assert session_linear.few_rows == (layer_steps.BF16_FEW_ROW_MACS // (64 * 300) if small_weight else 0)
         bias = None if linear.bias is None else linear.bias.bfloat16()
+        x = torch.randn(300, 64)
+        session_linear(x).sum().backward()
+        torch.testing.assert_close(linear.weight.grad, x.sum(0).expand(300, 64))
+        linear.weight.grad = None
         for x in (torch.randn(8, 64), torch.randn(5, 1, 64), torch.randn(300, 64)):  # decoding rows, beams, many rows
-            y = session_linear(x)
+            with torch.no_grad():  # as a session decodes
+                y = session_linear(x)
             assert y.dtype == torch.float32 and y.shape == (*x.shape[:-1], 300)
             assert torch.equal(product.project(x), y)
             if x.numel() // 64 <= session_linear.few_rows:
@@ -1521,3 +1527,76 @@ def test_saving_during_a_session_writes_the_models_own_weights(weights, tmp_path
     saved.seek(0)
     for again in (torch.load(saved, weights_only=False), copy.deepcopy(model)):
         assert all(torch.equal(tensor, own[name]) for name, tensor in again.state_dict().items())
+
+
+@pytest.mark.parametrize("weights", ["plain", "packed", "bf16"])
+def test_training_during_a_session_trains_the_models_own_modules(weights):
+    """A training step from another thread while a session is open gets the gradients of the model's own forward (the
+    session's copies hand grad-enabled products to the modules they copy); `model.train()` from another thread waits
+    for the session to close, so that the dropout it swapped out is back; inside the block `train()` and `eval()` set
+    the mode, which the modules the session swapped out take as it closes. Each fails on the previous code."""
+    model = tiny_model(dropout=0.1, activation_dropout=0.1)
+    input_ids, attention_mask = padded_sources()
+    labels = torch.roll(input_ids, 1, dims=1).masked_fill(attention_mask == 0, -100)
+    own = dict(model.named_parameters())
+
+    def gradients():
+        for weight in own.values():
+            weight.grad = None
+        model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss.backward()
+        return {name: weight.grad.clone() for name, weight in own.items()}
+
+    expected = gradients()
+    with FastDecoder(model, weights=weights):
+        in_thread = []
+        thread = threading.Thread(target=lambda: in_thread.append(gradients()))
+        thread.start()
+        thread.join()
+        for name, gradient in expected.items():
+            torch.testing.assert_close(in_thread[0][name], gradient, atol=1e-6, rtol=1e-5, msg=name)
+        thread = threading.Thread(target=model.train)
+        thread.start()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()  # waiting for the session to close
+        assert not any(module.training for module in model.modules())
+    thread.join()
+    assert all(module.training for module in model.modules())
+    model.eval()
+    with FastDecoder(model, weights=weights):
+        model.train()
+    assert all(module.training for module in model.modules())
+    with FastDecoder(model, weights=weights):
+        model.eval()
+    assert not any(module.training for module in model.modules())
+
+
+@pytest.mark.parametrize("weights", ["plain", "packed", "bf16"])
+def test_changing_the_model_during_a_session_waits_for_it(weights):
+    """`load_state_dict` and `to()` (`double()`, ...) from another thread while a session is open wait for it to close,
+    so that they reach the modules it swapped out: the model then holds the new weights and dtype everywhere, and its
+    next session decodes with them; inside the block they raise. Each fails on the previous code."""
+    model, other = tiny_model(), tiny_model(seed=1)
+    input_ids, attention_mask = padded_sources()
+    options = dict(max_new_tokens=8, num_beams=1, do_sample=False)
+    with FastDecoder(other, weights=weights) as decoder:
+        expected = decoder.generate(input_ids, attention_mask, **options)
+    with FastDecoder(model, weights=weights):
+        with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
+            model.load_state_dict(other.state_dict())
+        with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
+            model.double()
+        thread = threading.Thread(target=model.load_state_dict, args=(other.state_dict(),))
+        thread.start()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()  # waiting for the session to close
+    thread.join()
+    assert all(torch.equal(tensor, other.state_dict()[name]) for name, tensor in model.state_dict().items())
+    with FastDecoder(model, weights=weights) as decoder:
+        assert torch.equal(decoder.generate(input_ids, attention_mask, **options), expected)
+        thread = threading.Thread(target=model.double)
+        thread.start()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()
+    thread.join()
+    assert all(weight.dtype == torch.float64 for weight in model.parameters())
+    assert all(weight.dtype == torch.float64 for weight in model.state_dict().values())

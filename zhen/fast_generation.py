@@ -128,8 +128,9 @@ class FastDecoder:
     per model: a second one, from another thread, waits; from the same thread, it raises. Within a session, threads
     may decode batches at once ([`FastDecoder.map`]). Other forwards of the model while it is open (the caller's
     inside the block, another thread's) attend and mask as the model's own attention implementation does, through
-    the session's copies of the projections ([`session_attention`]); `model.state_dict()` from another thread waits
-    for the session to close ([`wait_for_sessions_to_save`]).
+    the session's copies of the projections ([`session_attention`]), or with gradients enabled (a training step) the
+    model's own; `model.state_dict()`, `load_state_dict()`, `to()` and `train()` from another thread wait for the
+    session to close ([`wait_for_sessions`]).
 
     Args:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
@@ -214,6 +215,7 @@ class FastDecoder:
         self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
+        self.parent_modes: list[bool] = []  # each swap's parent's `training` when the session swapped
         self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
 
     def __enter__(self) -> "FastDecoder":
@@ -224,7 +226,7 @@ class FastDecoder:
             )
         self.lock.acquire()
         try:
-            wait_for_sessions_to_save(self.model)
+            wait_for_sessions(self.model)
             config = self.model.config
             self.attn_implementation = config._attn_implementation
             _OWN_IMPLEMENTATIONS[id(config)] = self.attn_implementation
@@ -245,9 +247,12 @@ class FastDecoder:
         if self.draft_session is not None:
             self.draft_session.__exit__()
             self.draft_session = None
-        for parent, name, original in reversed(self.swapped):
+        for (parent, name, original), mode in zip(reversed(self.swapped), reversed(self.parent_modes)):
             _put(parent, name, original)
+            if parent.training != mode:  # `train()` / `eval()` reached the session's module in its place
+                original.train(parent.training)
         self.swapped.clear()
+        self.parent_modes.clear()
         self.workspaces.clear()
         if not self.keep_copies:  # the kept programs hold the session's copies: let them go with them
             release_program(self.model)
@@ -305,10 +310,17 @@ class FastDecoder:
                     replaced.add(id(child))
                 else:
                     continue
-                self.swapped.append((parent, name, child))
-                _put(parent, name, replacement)
+                self.swap(parent, name, child, replacement)
         with _COPIES_LOCK:
             _LEAN[self.model] = made
+
+    def swap(self, parent: nn.Module, name: str, original: nn.Module, replacement: nn.Module):
+        """Put `replacement` in `original`'s place (`parent.name`) until the session closes."""
+        self.swapped.append((parent, name, original))
+        self.parent_modes.append(parent.training)
+        if replacement.training != original.training:  # a new session copy: in training mode, as modules are made
+            replacement.train(original.training)
+        _put(parent, name, replacement)
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
@@ -332,12 +344,11 @@ class FastDecoder:
         # A small decoder's float32 weights stay in the caches from step to step.
         small = self.weights == "bf16" and self.decoder_weights <= layer_steps.BF16_FLOAT32_DECODER
         for parent, name, module, make in sites:
-            self.swapped.append((parent, name, module))
             copy = session_copy(module, make, kept, made, machine)
             if self.weights == "bf16":
                 for linear in (copy.fc1, copy.fc2) if make is Bf16ReluMLP else (copy,):
                     linear.multiply_few_rows_in_float32(small)
-            _put(parent, name, copy)
+            self.swap(parent, name, module, copy)
         if made is not None:  # a model keeps the copies of its last session, no others
             with _COPIES_LOCK:
                 _COPIES[self.model] = made
@@ -555,7 +566,7 @@ _DECODING = threading.local()
 _ENCODING = threading.local()
 
 
-_LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.Lock]" = weakref.WeakKeyDictionary()
+_LOCKS: "weakref.WeakKeyDictionary[nn.Module, threading.RLock]" = weakref.WeakKeyDictionary()
 _LOCKS_GUARD = threading.Lock()
 # The session open for each model, and the thread that opened it ([`FastDecoder.open_in_this_thread`]).
 # The attention implementation of each open session's model, by `id` of its config (`PretrainedConfig` is not
@@ -589,33 +600,54 @@ def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
         pool.shutdown(cancel_futures=True)
 
 
-def wait_for_sessions_to_save(model):
-    """Make `state_dict()` of `model`'s class (what `save_pretrained` and `torch.save` of a state dict read) see a
-    model's own modules whatever sessions are open: from another thread it waits for the model's open session to
-    close; inside a session's `with` block, where it would wait for itself, it raises. Installed on the class at a
-    model's first session (on the class, so that the model pickles and copies as before)."""
+def wait_for_sessions(model):
+    """Make the methods of `model`'s class that read or set a model's modules see the model's own, whatever sessions
+    are open: `state_dict()` (`save_pretrained`), `load_state_dict()`, `_apply()` (`to()`, `float()`, `half()`,
+    `cuda()`) and `train()` (`eval()`). From another thread they wait for the model's open session to close: a
+    checkpoint saved then holds the model's own weights, new weights or a new dtype or device reach the modules the
+    session swapped out, and a training loop's `model.train()` returns once the model's dropout is back in it. Inside
+    a session's `with` block, where waiting would never end, `train(mode)` sets the mode, which the session passes on
+    to the modules it swapped out as it closes, and the others raise. Installed on the class at a model's first
+    session (on the class, so that the model pickles and copies as before)."""
     model_class = type(model)
-    own = model_class.state_dict
-    if getattr(own, "waits_for_sessions", False):
-        return
+    for name, inside in _WAITING.items():
+        own = getattr(model_class, name)
+        if not getattr(own, "waits_for_sessions", False):
+            setattr(model_class, name, _waiting(own, inside))
 
+
+# The methods [`wait_for_sessions`] makes wait, and what they are inside the session's own block: the method itself,
+# or what the call does (which the error names).
+_WAITING = {
+    "state_dict": "model.state_dict() (save_pretrained, a state dict to save)",
+    "load_state_dict": "model.load_state_dict()",
+    "_apply": "model.to(), .float(), .half(), .cuda() (a change of every tensor of the model)",
+    "train": None,
+}
+
+
+def _waiting(own: Callable, inside: str | None) -> Callable:
     @functools.wraps(own)
-    def state_dict(self, *args, **kwargs):
-        if FastDecoder.open_in_this_thread(self) is not None:
+    def method(self, *args, **kwargs):
+        if FastDecoder.open_in_this_thread(self) is None:
+            with _lock_of(self):  # what an open session holds until it has put the model's own modules back
+                return own(self, *args, **kwargs)
+        if inside is not None:
             raise RuntimeError(
-                "model.state_dict() (save_pretrained, a state dict to save) inside a FastDecoder session of this "
-                "model, which has swapped in its own modules: call it after the `with FastDecoder(model)` block."
+                f"{inside} inside a FastDecoder session of this model, which has swapped in its own modules: call it "
+                "after the `with FastDecoder(model)` block."
             )
-        with _lock_of(self):  # what an open session holds until it has put the model's own modules back
-            return own(self, *args, **kwargs)
+        return own(self, *args, **kwargs)
 
-    state_dict.waits_for_sessions = True
-    model_class.state_dict = state_dict
+    method.waits_for_sessions = True
+    return method
 
 
-def _lock_of(model) -> threading.Lock:
+def _lock_of(model) -> threading.RLock:
+    """The lock a session of `model` holds while open; re-entrant, for a waiting method that calls another
+    ([`wait_for_sessions`])."""
     with _LOCKS_GUARD:
-        return _LOCKS.setdefault(model, threading.Lock())
+        return _LOCKS.setdefault(model, threading.RLock())
 
 
 def _is_relu_mlp(module: nn.Module) -> bool:
@@ -724,7 +756,21 @@ _COPIES: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, tuple]]" = weakre
 _COPIES_LOCK = threading.Lock()
 # A model's int8 lean modules from its last session, by the module they replace ([`FastDecoder.swap_in_lean_modules`]).
 _LEAN: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, nn.Module]]" = weakref.WeakKeyDictionary()
-_INERT = nn.Identity()  # what every eval-mode dropout is in a session
+
+
+class Inert(nn.Identity):
+    """What every eval-mode dropout is in a session: one module shared by every model's sessions, whose mode
+    `train()` leaves alone (the dropout it stands for takes the mode as the session closes)."""
+
+    def __init__(self):
+        super().__init__()
+        self.training = False
+
+    def train(self, mode: bool = True) -> "Inert":
+        return self
+
+
+_INERT = Inert()
 SAMPLED_VALUES = 32
 
 
@@ -754,6 +800,7 @@ class PackedLinear(nn.Module):
             or weight.dtype != torch.float32
             or x.device.type != "cpu"
             or torch.is_autocast_enabled("cpu")
+            or torch.is_grad_enabled()  # a training step's (another thread's): the weight's own product, its gradient
         ):
             return self.linear(x)
         if self.onednn is not None and rows * weight.numel() > layer_steps.FEW_ROW_MACS:  # as `OnednnProduct`
@@ -885,6 +932,8 @@ class Bf16Linear(nn.Module):
             self.few_rows = few_rows
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.is_grad_enabled():  # a training step's (another thread's): the weight's own product, its gradient
+            return self.linear(x)
         autocast = autocast_dtype(x.device)
         if autocast is None:
             if self.in_float32(x):
@@ -914,8 +963,11 @@ class Bf16ReluMLP(nn.Module):
     def __init__(self, mlp: nn.Module):
         super().__init__()
         self.fc1, self.fc2 = Bf16Linear(mlp.fc1), Bf16Linear(mlp.fc2)
+        self.__dict__["mlp"] = mlp  # not a submodule: its weights are `fc1.linear`'s and `fc2.linear`'s
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if torch.is_grad_enabled():  # a training step's (another thread's): the MLP's own forward, its gradients
+            return self.mlp(x)
         autocast = autocast_dtype(x.device)
         if autocast not in (None, torch.bfloat16) or (autocast is None and self.fc1.in_float32(x)):
             return self.fc2(self.fc1(x).relu())

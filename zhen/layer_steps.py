@@ -484,7 +484,7 @@ def product_of(module: nn.Module) -> nn.Module | None:
 
 
 def _inert(dropout: nn.Module) -> bool:
-    return type(dropout) is nn.Identity or (type(dropout) is nn.Dropout and not dropout.training)
+    return isinstance(dropout, nn.Identity) or (type(dropout) is nn.Dropout and not dropout.training)
 
 
 def _activation(function: nn.Module) -> str | None:
