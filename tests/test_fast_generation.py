@@ -1600,3 +1600,34 @@ def test_changing_the_model_during_a_session_waits_for_it(weights):
     thread.join()
     assert all(weight.dtype == torch.float64 for weight in model.parameters())
     assert all(weight.dtype == torch.float64 for weight in model.state_dict().values())
+
+
+@pytest.mark.parametrize("weights", ["plain", "packed", "bf16"])
+def test_copying_during_a_session_copies_the_models_own_modules(weights):
+    """`copy.deepcopy` and pickling from another thread while a session is open wait for it to close: the copies hold
+    the model's own modules and attention implementation, which decode as the model does. On the previous code the
+    copy held the session's modules (or failed on their packed weights)."""
+    model = tiny_model()
+    own_kinds = sorted({type(module).__name__ for module in model.modules()})
+    input_ids, attention_mask = padded_sources()
+    options = dict(max_new_tokens=8, num_beams=1, do_sample=False)
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **options)
+
+    def pickled(module):
+        saved = io.BytesIO()
+        torch.save(module, saved)
+        saved.seek(0)
+        return torch.load(saved, weights_only=False)
+
+    copies = []
+    with FastDecoder(model, weights=weights):
+        thread = threading.Thread(target=lambda: copies.extend([copy.deepcopy(model), pickled(model)]))
+        thread.start()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()  # waiting for the session to close
+    thread.join()
+    for copied in copies:
+        assert sorted({type(module).__name__ for module in copied.modules()}) == own_kinds
+        assert copied.config._attn_implementation == model.config._attn_implementation
+        assert all(torch.equal(tensor, model.state_dict()[name]) for name, tensor in copied.state_dict().items())
+        assert torch.equal(copied.generate(input_ids=input_ids, attention_mask=attention_mask, **options), expected)

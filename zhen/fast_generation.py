@@ -42,7 +42,9 @@ On a model quantized with `zhen.quantization.quantize_dynamic` it is the fast in
 """
 
 import contextlib
+import copy
 import functools
+import itertools
 import math
 import sys
 import threading
@@ -344,11 +346,11 @@ class FastDecoder:
         # A small decoder's float32 weights stay in the caches from step to step.
         small = self.weights == "bf16" and self.decoder_weights <= layer_steps.BF16_FLOAT32_DECODER
         for parent, name, module, make in sites:
-            copy = session_copy(module, make, kept, made, machine)
+            replacement = session_copy(module, make, kept, made, machine)
             if self.weights == "bf16":
-                for linear in (copy.fc1, copy.fc2) if make is Bf16ReluMLP else (copy,):
+                for linear in (replacement.fc1, replacement.fc2) if make is Bf16ReluMLP else (replacement,):
                     linear.multiply_few_rows_in_float32(small)
-            self.swap(parent, name, module, copy)
+            self.swap(parent, name, module, replacement)
         if made is not None:  # a model keeps the copies of its last session, no others
             with _COPIES_LOCK:
                 _COPIES[self.model] = made
@@ -603,17 +605,23 @@ def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
 def wait_for_sessions(model):
     """Make the methods of `model`'s class that read or set a model's modules see the model's own, whatever sessions
     are open: `state_dict()` (`save_pretrained`), `load_state_dict()`, `_apply()` (`to()`, `float()`, `half()`,
-    `cuda()`) and `train()` (`eval()`). From another thread they wait for the model's open session to close: a
-    checkpoint saved then holds the model's own weights, new weights or a new dtype or device reach the modules the
-    session swapped out, and a training loop's `model.train()` returns once the model's dropout is back in it. Inside
-    a session's `with` block, where waiting would never end, `train(mode)` sets the mode, which the session passes on
-    to the modules it swapped out as it closes, and the others raise. Installed on the class at a model's first
+    `cuda()`), `train()` (`eval()`), `copy.deepcopy` and pickling. From another thread they wait for the model's open
+    session to close: a checkpoint saved then holds the model's own weights, new weights or a new dtype or device
+    reach the modules the session swapped out, a copy is of the model's own modules, and a training loop's
+    `model.train()` returns once the model's dropout is back in it. Inside a session's `with` block, where waiting
+    would never end, `train(mode)` sets the mode, which the session passes on to the modules it swapped out as it
+    closes, `copy.deepcopy` and pickling take the model as it is then (with the session's modules: copy after the
+    block), and the others raise. Installed on the class at a model's first
     session (on the class, so that the model pickles and copies as before)."""
     model_class = type(model)
     for name, inside in _WAITING.items():
         own = getattr(model_class, name)
         if not getattr(own, "waits_for_sessions", False):
             setattr(model_class, name, _waiting(own, inside))
+    if getattr(model_class, "__deepcopy__", None) is None:
+        model_class.__deepcopy__ = _deepcopy_between_sessions
+    if model_class.__reduce_ex__ is object.__reduce_ex__:
+        model_class.__reduce_ex__ = _reduce_between_sessions
 
 
 # The methods [`wait_for_sessions`] makes wait, and what they are inside the session's own block: the method itself,
@@ -624,6 +632,27 @@ _WAITING = {
     "_apply": "model.to(), .float(), .half(), .cuda() (a change of every tensor of the model)",
     "train": None,
 }
+
+
+def _deepcopy_between_sessions(self, memo: dict):
+    """`copy.deepcopy` of a model as Python's default copies it, all of it while no session of the model is open in
+    another thread (in the session's own thread, as it is: [`zhen.draft_decoding.int8_draft`] copies the model's own
+    modules in place of the session's)."""
+    with _lock_of(self):
+        copied = type(self).__new__(type(self))
+        memo[id(self)] = copied
+        copied.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return copied
+
+
+def _reduce_between_sessions(self, protocol: int):
+    """What pickling a model pickles: its modules as they are while no session of the model is open in another thread
+    (a copy of the modules, not of the weights, made then: a session opened while the pickler walks the model swaps
+    modules in the model, not in the copy)."""
+    with _lock_of(self):
+        tensors = itertools.chain(self.parameters(), self.buffers())
+        modules = copy.deepcopy(self, {id(tensor): tensor for tensor in tensors})
+    return object.__reduce_ex__(modules, protocol)
 
 
 def _waiting(own: Callable, inside: str | None) -> Callable:
