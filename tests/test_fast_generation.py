@@ -1572,9 +1572,10 @@ def test_training_during_a_session_trains_the_models_own_modules(weights):
 
 @pytest.mark.parametrize("weights", ["plain", "packed", "bf16"])
 def test_changing_the_model_during_a_session_waits_for_it(weights):
-    """`load_state_dict` and `to()` (`double()`, ...) from another thread while a session is open wait for it to close,
-    so that they reach the modules it swapped out: the model then holds the new weights and dtype everywhere, and its
-    next session decodes with them; inside the block they raise. Each fails on the previous code."""
+    """`load_state_dict`, `to()` (`double()`, ...) and `resize_token_embeddings` from another thread while a session is
+    open wait for it to close, so that they reach the modules it swapped out: the model then holds the new weights,
+    dtype and vocabulary everywhere, and its next session decodes with them; inside the block they raise. Each fails
+    on the previous code."""
     model, other = tiny_model(), tiny_model(seed=1)
     input_ids, attention_mask = padded_sources()
     options = dict(max_new_tokens=8, num_beams=1, do_sample=False)
@@ -1600,6 +1601,16 @@ def test_changing_the_model_during_a_session_waits_for_it(weights):
     thread.join()
     assert all(weight.dtype == torch.float64 for weight in model.parameters())
     assert all(weight.dtype == torch.float64 for weight in model.state_dict().values())
+    with FastDecoder(model.float(), weights=weights):
+        with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
+            model.resize_token_embeddings(640)
+        thread = threading.Thread(target=model.resize_token_embeddings, args=(640,))
+        thread.start()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()
+    thread.join()
+    assert model.config.vocab_size == 640 and model.get_output_embeddings().weight.shape == (640, model.config.d_model)
+    assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
 
 
 @pytest.mark.parametrize("weights", ["plain", "packed", "bf16"])

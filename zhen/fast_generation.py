@@ -605,9 +605,10 @@ def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
 def wait_for_sessions(model):
     """Make the methods of `model`'s class that read or set a model's modules see the model's own, whatever sessions
     are open: `state_dict()` (`save_pretrained`), `load_state_dict()`, `_apply()` (`to()`, `float()`, `half()`,
-    `cuda()`), `train()` (`eval()`), `copy.deepcopy` and pickling. From another thread they wait for the model's open
-    session to close: a checkpoint saved then holds the model's own weights, new weights or a new dtype or device
-    reach the modules the session swapped out, a copy is of the model's own modules, and a training loop's
+    `cuda()`), `resize_token_embeddings()` and the embeddings' setters, `tie_weights()`, `train()` (`eval()`),
+    `copy.deepcopy` and pickling. From another thread they wait for the model's open session to close: a checkpoint
+    saved then holds the model's own weights, new weights, a new vocabulary, dtype or device reach the modules the
+    session swapped out, a copy is of the model's own modules, and a training loop's
     `model.train()` returns once the model's dropout is back in it. Inside a session's `with` block, where waiting
     would never end, `train(mode)` sets the mode, which the session passes on to the modules it swapped out as it
     closes, `copy.deepcopy` and pickling take the model as it is then (with the session's modules: copy after the
@@ -630,6 +631,10 @@ _WAITING = {
     "state_dict": "model.state_dict() (save_pretrained, a state dict to save)",
     "load_state_dict": "model.load_state_dict()",
     "_apply": "model.to(), .float(), .half(), .cuda() (a change of every tensor of the model)",
+    "resize_token_embeddings": "model.resize_token_embeddings()",
+    "set_input_embeddings": "model.set_input_embeddings()",
+    "set_output_embeddings": "model.set_output_embeddings()",
+    "tie_weights": "model.tie_weights()",
     "train": None,
 }
 
