@@ -1642,3 +1642,5 @@ def test_copying_during_a_session_copies_the_models_own_modules(weights):
         assert copied.config._attn_implementation == model.config._attn_implementation
         assert all(torch.equal(tensor, model.state_dict()[name]) for name, tensor in copied.state_dict().items())
         assert torch.equal(copied.generate(input_ids=input_ids, attention_mask=attention_mask, **options), expected)
+    shallow = copy.copy(model)  # as Python copies any object: over the same modules
+    assert shallow is not model and shallow.model is model.model and shallow.lm_head is model.lm_head

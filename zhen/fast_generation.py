@@ -623,6 +623,8 @@ def wait_for_sessions(model):
         model_class.__deepcopy__ = _deepcopy_between_sessions
     if model_class.__reduce_ex__ is object.__reduce_ex__:
         model_class.__reduce_ex__ = _reduce_between_sessions
+        if getattr(model_class, "__copy__", None) is None:  # `copy.copy` would otherwise reduce through it
+            model_class.__copy__ = _shallow_copy
 
 
 # The methods [`wait_for_sessions`] makes wait, and what they are inside the session's own block: the method itself,
@@ -648,6 +650,13 @@ def _deepcopy_between_sessions(self, memo: dict):
         memo[id(self)] = copied
         copied.__setstate__(copy.deepcopy(self.__getstate__(), memo))
         return copied
+
+
+def _shallow_copy(self):
+    """`copy.copy` of a model as Python's default copies it: a new model object over the same modules."""
+    copied = type(self).__new__(type(self))
+    copied.__setstate__(self.__getstate__())
+    return copied
 
 
 def _reduce_between_sessions(self, protocol: int):
