@@ -1616,8 +1616,8 @@ def test_changing_the_model_during_a_session_waits_for_it(weights):
 @pytest.mark.parametrize("weights", ["plain", "packed", "bf16"])
 def test_copying_during_a_session_copies_the_models_own_modules(weights):
     """`copy.deepcopy` and pickling from another thread while a session is open wait for it to close: the copies hold
-    the model's own modules and attention implementation, which decode as the model does. On the previous code the
-    copy held the session's modules (or failed on their packed weights)."""
+    the model's own modules and attention implementation, which decode as the model does; inside the block they raise.
+    On the previous code the copy held the session's modules (or failed on their packed weights)."""
     model = tiny_model()
     own_kinds = sorted({type(module).__name__ for module in model.modules()})
     input_ids, attention_mask = padded_sources()
@@ -1632,6 +1632,9 @@ def test_copying_during_a_session_copies_the_models_own_modules(weights):
 
     copies = []
     with FastDecoder(model, weights=weights):
+        for copy_inside in (copy.deepcopy, pickled):
+            with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
+                copy_inside(model)
         thread = threading.Thread(target=lambda: copies.extend([copy.deepcopy(model), pickled(model)]))
         thread.start()
         thread.join(timeout=0.5)

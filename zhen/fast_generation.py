@@ -611,8 +611,7 @@ def wait_for_sessions(model):
     session swapped out, a copy is of the model's own modules, and a training loop's
     `model.train()` returns once the model's dropout is back in it. Inside a session's `with` block, where waiting
     would never end, `train(mode)` sets the mode, which the session passes on to the modules it swapped out as it
-    closes, `copy.deepcopy` and pickling take the model as it is then (with the session's modules: copy after the
-    block), and the others raise. Installed on the class at a model's first
+    closes, and the others raise. Installed on the class at a model's first
     session (on the class, so that the model pickles and copies as before)."""
     model_class = type(model)
     for name, inside in _WAITING.items():
@@ -643,8 +642,14 @@ _WAITING = {
 
 def _deepcopy_between_sessions(self, memo: dict):
     """`copy.deepcopy` of a model as Python's default copies it, all of it while no session of the model is open in
-    another thread (in the session's own thread, as it is: [`zhen.draft_decoding.int8_draft`] copies the model's own
-    modules in place of the session's)."""
+    another thread. In the session's own thread only where `memo` gives the copy of each module the session swapped
+    in (what [`zhen.draft_decoding.int8_draft`] does: copies of the model's own modules)."""
+    session = FastDecoder.open_in_this_thread(self)
+    if session is not None and any(id(parent._modules[name]) not in memo for parent, name, _ in session.swapped):
+        raise RuntimeError(
+            "copy.deepcopy(model) or pickling inside a FastDecoder session of this model, which has swapped in its "
+            "own modules: copy it after the `with FastDecoder(model)` block."
+        )
     with _lock_of(self):
         copied = type(self).__new__(type(self))
         memo[id(self)] = copied
