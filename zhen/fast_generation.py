@@ -131,8 +131,8 @@ class FastDecoder:
     may decode batches at once ([`FastDecoder.map`]). Other forwards of the model while it is open (the caller's
     inside the block, another thread's) attend and mask as the model's own attention implementation does, through
     the session's copies of the projections ([`session_attention`]), or with gradients enabled (a training step) the
-    model's own; `model.state_dict()`, `load_state_dict()`, `to()` and `train()` from another thread wait for the
-    session to close ([`wait_for_sessions`]).
+    model's own; saving, reloading, moving, resizing, copying and `train()` from another thread wait for the session
+    to close ([`wait_for_sessions`]).
 
     Args:
         model ([`ZhenForConditionalGeneration`]): in eval mode, any dtype.
@@ -608,11 +608,10 @@ def wait_for_sessions(model):
     `cuda()`), `resize_token_embeddings()` and the embeddings' setters, `tie_weights()`, `train()` (`eval()`),
     `copy.deepcopy` and pickling. From another thread they wait for the model's open session to close: a checkpoint
     saved then holds the model's own weights, new weights, a new vocabulary, dtype or device reach the modules the
-    session swapped out, a copy is of the model's own modules, and a training loop's
-    `model.train()` returns once the model's dropout is back in it. Inside a session's `with` block, where waiting
-    would never end, `train(mode)` sets the mode, which the session passes on to the modules it swapped out as it
-    closes, and the others raise. Installed on the class at a model's first
-    session (on the class, so that the model pickles and copies as before)."""
+    session swapped out, a copy is of the model's own modules, and a training loop's `model.train()` returns once the
+    model's dropout is back in it. Inside a session's `with` block, where waiting would never end, `train(mode)` sets
+    the mode, which the session passes on to the modules it swapped out as it closes, and the others raise. Installed
+    on the class at a model's first session (on the class: the model's instances stay as they were)."""
     model_class = type(model)
     for name, inside in _WAITING.items():
         own = getattr(model_class, name)
