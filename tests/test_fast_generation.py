@@ -43,6 +43,16 @@ def tiny_model(seed=0, vocab_size=600, **overrides) -> ZhenForConditionalGenerat
     return ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=vocab_size, **overrides)).eval()
 
 
+def waiting_thread(target, *args) -> threading.Thread:
+    """`target(*args)` started in another thread, asserted to be still waiting half a second later (for a session to
+    close)."""
+    thread = threading.Thread(target=target, args=args)
+    thread.start()
+    thread.join(timeout=0.5)
+    assert thread.is_alive()
+    return thread
+
+
 def padded_sources(vocab_size=600, lengths=(9, 7, 4, 2, 9), seed=0):
     generator = torch.Generator().manual_seed(seed)
     width = max(lengths) + 2
@@ -1513,10 +1523,7 @@ def test_saving_during_a_session_writes_the_models_own_weights(weights, tmp_path
     with FastDecoder(model, weights=weights):
         with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
             model.state_dict()
-        thread = threading.Thread(target=model.save_pretrained, args=(tmp_path / "saved",))
-        thread.start()
-        thread.join(timeout=0.5)
-        assert thread.is_alive()  # waiting for the session to close
+        thread = waiting_thread(model.save_pretrained, tmp_path / "saved")
     thread.join()
     loaded = ZhenForConditionalGeneration.from_pretrained(tmp_path / "saved")
     assert loaded.state_dict().keys() == own.keys()
@@ -1554,10 +1561,7 @@ def test_training_during_a_session_trains_the_models_own_modules(weights):
         thread.join()
         for name, gradient in expected.items():
             torch.testing.assert_close(in_thread[0][name], gradient, atol=1e-6, rtol=1e-5, msg=name)
-        thread = threading.Thread(target=model.train)
-        thread.start()
-        thread.join(timeout=0.5)
-        assert thread.is_alive()  # waiting for the session to close
+        thread = waiting_thread(model.train)
         assert not any(module.training for module in model.modules())
     thread.join()
     assert all(module.training for module in model.modules())
@@ -1586,28 +1590,19 @@ def test_changing_the_model_during_a_session_waits_for_it(weights):
             model.load_state_dict(other.state_dict())
         with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
             model.double()
-        thread = threading.Thread(target=model.load_state_dict, args=(other.state_dict(),))
-        thread.start()
-        thread.join(timeout=0.5)
-        assert thread.is_alive()  # waiting for the session to close
+        thread = waiting_thread(model.load_state_dict, other.state_dict())
     thread.join()
     assert all(torch.equal(tensor, other.state_dict()[name]) for name, tensor in model.state_dict().items())
     with FastDecoder(model, weights=weights) as decoder:
         assert torch.equal(decoder.generate(input_ids, attention_mask, **options), expected)
-        thread = threading.Thread(target=model.double)
-        thread.start()
-        thread.join(timeout=0.5)
-        assert thread.is_alive()
+        thread = waiting_thread(model.double)
     thread.join()
     assert all(weight.dtype == torch.float64 for weight in model.parameters())
     assert all(weight.dtype == torch.float64 for weight in model.state_dict().values())
     with FastDecoder(model.float(), weights=weights):
         with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
             model.resize_token_embeddings(640)
-        thread = threading.Thread(target=model.resize_token_embeddings, args=(640,))
-        thread.start()
-        thread.join(timeout=0.5)
-        assert thread.is_alive()
+        thread = waiting_thread(model.resize_token_embeddings, 640)
     thread.join()
     assert model.config.vocab_size == 640 and model.get_output_embeddings().weight.shape == (640, model.config.d_model)
     assert model.get_output_embeddings().weight is model.get_input_embeddings().weight
@@ -1635,10 +1630,7 @@ def test_copying_during_a_session_copies_the_models_own_modules(weights):
         for copy_inside in (copy.deepcopy, pickled):
             with pytest.raises(RuntimeError, match="after the `with FastDecoder"):
                 copy_inside(model)
-        thread = threading.Thread(target=lambda: copies.extend([copy.deepcopy(model), pickled(model)]))
-        thread.start()
-        thread.join(timeout=0.5)
-        assert thread.is_alive()  # waiting for the session to close
+        thread = waiting_thread(lambda: copies.extend([copy.deepcopy(model), pickled(model)]))
     thread.join()
     for copied in copies:
         assert sorted({type(module).__name__ for module in copied.modules()}) == own_kinds
