@@ -121,6 +121,23 @@ def test_a_right_draft_saves_passes_and_a_wrong_one_costs_none():
     assert wrong.passes == options["max_length"] - 2 and shrunk.tokens == 1  # a forced token costs no pass
 
 
+@pytest.mark.parametrize("batch", [1, 3])
+def test_the_draft_stops_once_every_sentence_going_has_drafted_its_end(batch):
+    """No token after a sentence's `</s>` is ever kept: the draft stops drafting once every sentence still going has
+    drafted `</s>`, and is never fed a `</s>` of a sentence of one; the tokens are greedy search's."""
+    options = {**OPTIONS, "max_length": 40}
+    for seed in range(30):
+        rules = [rule_of(seed * 10 + row, eos_share=0.15) for row in range(batch)]
+        draft = RuleSteps(*rules)
+        drafted = drafted_greedy_search(RuleSteps(*rules), draft, **options, batch=batch)
+        own = [greedy_search(RuleSteps(rule), 1, **options)[0].tolist() for rule in rules]
+        assert drafted.tolist() == [row + [PAD] * (max(map(len, own)) - len(row)) for row in own], seed
+        last_fed = max(max(inputs) for inputs in draft.inputs)
+        assert last_fed < drafted.shape[1] - 1, seed  # not a position past the last sentence's `</s>`
+        if batch == 1:
+            assert EOS not in [token for position, token in draft.inputs[0].items() if position > 0], seed
+
+
 MODEL_VARIANTS = [  # every position type, pre- and post-norm
     {},
     {"position_embedding_type": "rope"},

@@ -143,7 +143,7 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
             new = target.next_tokens(last_states(target, tokens, checked, 1), banned)[:, None].tolist()
             checked = length
         else:
-            guesses = draft_next(draft, tokens, drafted, min(draft_length.tokens, room))
+            guesses = draft_next(draft, tokens, drafted, min(draft_length.tokens, room), eos, unfinished)
             count = guesses.shape[1]
             chosen = target.next_tokens(last_states(target, torch.cat([tokens, guesses], 1), checked, count + 1))
             chosen = chosen.view(batch, count + 1).tolist()
@@ -291,12 +291,19 @@ def _drafted_slots(parents, tokens, beam_slots, beam_tokens) -> torch.LongTensor
     return None if None in slots else torch.tensor(slots, device=beam_slots.device)
 
 
-def draft_next(draft, tokens: torch.LongTensor, drafted: int, count: int) -> torch.LongTensor:
-    """`count` tokens after each row of `tokens` `(rows, length)`, greedy, from `draft`'s steps, `(rows, count)`; the
-    first from one pass over the positions from `drafted` on, which its cache does not hold yet (after a check that
-    kept every drafted token: the last of them and the model's own next one)."""
+def draft_next(draft, tokens: torch.LongTensor, drafted: int, count: int, eos: int | None = None,
+               going: list[bool] | None = None) -> torch.LongTensor:  # fmt: skip
+    """Up to `count` tokens after each row of `tokens` `(rows, length)`, greedy, from `draft`'s steps, `(rows, count)`
+    or fewer columns; the first from one pass over the positions from `drafted` on, which its cache does not hold yet
+    (after a check that kept every drafted token: the last of them and the model's own next one). Drafting stops once
+    every row still `going` (by default all) has drafted `eos`: no token after a sentence's `</s>` is ever kept."""
     guesses = [draft.next_tokens(last_states(draft, tokens, drafted, 1))]
+    open_rows = None if eos is None else torch.tensor(going or [True] * len(tokens), device=tokens.device)
     for position in range(tokens.shape[1], tokens.shape[1] + count - 1):
+        if open_rows is not None:
+            open_rows &= guesses[-1] != eos
+            if not bool(open_rows.any()):
+                break
         guesses.append(draft.next_tokens(draft.step(guesses[-1], position)))
     return torch.stack(guesses, 1)
 
