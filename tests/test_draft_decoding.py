@@ -377,12 +377,12 @@ def test_a_bf16_session_drafting_decodes_one_text_as_the_bf16_session(overrides,
 
 
 class CountedSteps(DecoderSteps):
-    """Decoder steps counting the passes over the decoder (`step` or `steps`)."""
+    """Decoder steps counting the passes over the decoder (`step` or `steps`), and the last position a `step` ran."""
 
-    passes = 0
+    passes, last_step = 0, 0
 
     def step(self, tokens, position):
-        self.passes += 1
+        self.passes, self.last_step = self.passes + 1, max(self.last_step, position)
         return super().step(tokens, position)
 
     def steps(self, tokens, position, origins=None):
@@ -432,6 +432,28 @@ def test_drafted_beam_search_returns_beam_searchs_beams(draft_kind, options):
             assert torch.equal(drafted_beam_search(target, draft, **search, **options), expected), seed
             if draft_kind == "right" and expected.shape[1] > 8:
                 assert target.passes < plain.passes / 2
+
+
+@pytest.mark.parametrize("min_new_tokens", [4, 7])
+@torch.inference_mode()
+def test_a_right_draft_steps_no_further_than_the_search_it_drafts_for(min_new_tokens):
+    """A draft's tree ends where its own search ends (no beam can improve the finished set): a right draft takes no
+    step past the last the search itself takes, and the beams are beam search's."""
+    model = tiny_model(seed=3)
+    with torch.no_grad():  # `</s>` the likeliest token wherever it is allowed: the search ends soon after
+        eos_row = model.get_output_embeddings().weight[EOS]
+        model.get_decoder().layer_norm.bias.add_(eos_row / eos_row.norm() ** 2 * 12)  # its logit 12 higher
+    search = dict(num_beams=3, length_penalty=1.0, early_stopping=False, num_return_sequences=1)
+    options = {**OPTIONS, "min_new_tokens": min_new_tokens}
+    with FastDecoder(model, weights="packed") as decoder:
+        for seed in range(3):
+            input_ids = source(seed, length=5 + seed)
+            plain = beam_steps(decoder, model, input_ids, 3, options["max_length"])
+            expected = beam_search(plain, 1, **search, **options)
+            target = beam_steps(decoder, model, input_ids, 3, options["max_length"])
+            draft = beam_steps(decoder, model, input_ids, 3, options["max_length"], target)
+            assert torch.equal(drafted_beam_search(target, draft, **search, **options), expected), seed
+            assert expected.shape[1] < options["max_length"] - 4 and draft.last_step <= plain.last_step, seed
 
 
 def test_tree_origins_give_each_node_its_history_its_ancestors_and_itself():

@@ -242,10 +242,10 @@ def search_tree(target, search, logits, parents, tokens, cur_len: int, processor
 
 
 def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: dict):
-    """Up to `levels` steps of `search`'s beam search from `cur_len` on by `draft`, on a copy of its state (its running
-    beams: the finished set does not change them): for each, the slot each new beam continues in the level before
-    and its token, `(beams,)` each. `lagging`: the tokens and tree origins of the nodes before the search's last
-    tokens whose keys and values `draft` has not computed."""
+    """Up to `levels` steps of `search`'s beam search from `cur_len` on by `draft`, on a copy of its state, fewer where
+    the draft's search ends (no beam of it can improve its finished set, or all end): for each, the slot each new
+    beam continues in the level before and its token, `(beams,)` each. `lagging`: the tokens and tree origins of the
+    nodes before the search's last tokens whose keys and values `draft` has not computed."""
     search = copy.copy(search)
     tokens = search.last_tokens(cur_len)
     if lagging is None:
@@ -261,8 +261,8 @@ def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: d
         if level:
             hidden_states = draft.step(drafted[-1], cur_len - 1 + level)
         log_probs = fast_generation.beam_log_probs(draft, hidden_states, cur_len + level, **processors)
-        rows, _, _, ends = search.continue_best(log_probs, cur_len + level)
-        if ends.all():
+        rows = search.choose(log_probs, cur_len + level)
+        if rows is None:  # the draft's search is over: the model's would most likely stop here too
             break
         draft.reorder(rows, cur_len + level)
         parents.append(rows)
