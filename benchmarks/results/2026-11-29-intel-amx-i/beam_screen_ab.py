@@ -22,11 +22,7 @@ def main():
         return log_probs
 
     screened_argmax.ScreenedArgmax.top_log_probs = counted
-    patience = fast_generation.SCREEN_PATIENCE
-
-    def switch(screens):
-        fast_generation.SCREEN_PATIENCE = patience if screens else 0
-
+    switch = paired_calls.swap(fast_generation, "SCREEN_PATIENCE", 0)
     names = {True: "screened", False: "bf16 head"}
     paired_calls.take_turns(args, model, tokenizer, calls, switch, names)
     print(f"screen steps answered {counts['answered']}, declined {counts['declined']} (warm calls included)")

@@ -33,9 +33,7 @@ def main():
         search.__class__ = PreviousDraftSearch
         return today(draft, search, *args)
 
-    def switch(ends_with_search):
-        draft_decoding.draft_beams = today if ends_with_search else previous
-
+    switch = paired_calls.swap(draft_decoding, "draft_beams", previous)
     names = {True: "tree ends with the draft's search", False: "tree as deep as the draft length"}
     paired_calls.take_turns(args, model, tokenizer, calls, switch, names)
 

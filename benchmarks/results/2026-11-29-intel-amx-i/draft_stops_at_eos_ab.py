@@ -17,9 +17,7 @@ def main():
     def full_length(draft, tokens, drafted, count, eos=None, going=None):
         return stopping(draft, tokens, drafted, count)
 
-    def switch(stops):
-        draft_decoding.draft_next = stopping if stops else full_length
-
+    switch = paired_calls.swap(draft_decoding, "draft_next", full_length)
     names = {True: "draft stops at </s>", False: "draft full length"}
     paired_calls.take_turns(args, model, tokenizer, calls, switch, names)
 

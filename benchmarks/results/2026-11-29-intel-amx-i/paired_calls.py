@@ -33,6 +33,12 @@ def setup(doc: str, calls: int = 48):
     return args, model, tokenizer, texts
 
 
+def swap(module, name: str, other):
+    """The arms' switch for a module attribute: today's value (as found) or `other`."""
+    today = getattr(module, name)
+    return lambda arm: setattr(module, name, today if arm else other)
+
+
 def take_turns(args, model, tokenizer, calls, switch, names: dict, warm: int = 40):
     """Each call translated by both arms (`switch(arm)` sets one up), `warm` calls of today's arm first (past
     `DRAFT_AFTER`, and the screen's packing); prints each arm's median ms, the median paired ratio (other / today)
