@@ -10,7 +10,7 @@ import random
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, draft_decoding, hardware
+from zhen import ZhenConfig, ZhenForConditionalGeneration, draft_decoding, fast_generation, hardware
 from zhen.draft_decoding import (
     MAX_DRAFTED_SENTENCES,
     drafted_beam_search,
@@ -173,6 +173,19 @@ def test_a_session_drafting_decodes_one_text_as_generate(overrides, weights):
         assert decoder.draft_session is not None
     assert 1 <= int8_draft(model).draft_length.tokens <= draft_decoding.MAX_DRAFT_TOKENS  # kept with the draft
     assert decoder.draft_session is None and type(model.lm_head) is torch.nn.Linear  # closed, the model as it was
+
+
+@pytest.mark.parametrize("due", [False, True])
+def test_the_draft_compiles_its_program_when_the_model_does(due, monkeypatch):
+    """A drafted call runs the draft's layers' program as it runs the model's: in Python over a model's first seconds
+    of decoding, compiled after them ([`zhen.fast_generation.scripting_due`])."""
+    monkeypatch.setattr(fast_generation, "SCRIPT_AFTER_SECONDS", 0.0 if due else 3600.0)
+    model = tiny_model()
+    with FastDecoder(model, weights="packed", drafts=True) as decoder:
+        decoder.generate(source(), forced_bos_token_id=ZH, max_new_tokens=6)
+        programs = [dict(decoder.programs), dict(decoder.draft_session.programs)]
+    decoders = [found for kept in programs for key, found in kept.items() if key in (True, False)]
+    assert len(decoders) == 2 and all(isinstance(found, torch.jit.ScriptModule) == due for found in decoders)
 
 
 @pytest.mark.parametrize("program", ["scripted", "in Python", "layers' forwards"])

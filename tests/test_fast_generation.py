@@ -7,6 +7,7 @@ import copy
 import gc
 import io
 import itertools
+import math
 import threading
 import weakref
 
@@ -1156,7 +1157,7 @@ def test_a_later_session_of_an_unchanged_model_reuses_its_layer_steps(weights, m
     monkeypatch.setattr(layer_steps, "decoder_layer_steps", lambda decoder: built.append(1) or build(decoder))
 
     def session():
-        with FastDecoder(model, weights=weights) as decoder:
+        with FastDecoder(model, weights=weights, script_layers=True) as decoder:
             return decoder.layer_steps(script=True), decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH,
                                                                       max_new_tokens=6)  # fmt: skip
 
@@ -1239,13 +1240,75 @@ def test_the_program_kept_for_a_model_goes_with_it():
 
     model = tiny_model(vocab_size=40)
     input_ids, attention_mask = padded_sources(vocab_size=40)
-    with FastDecoder(model) as decoder:
+    with FastDecoder(model, script_layers=True) as decoder:
         decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=4)
     assert model in layer_steps._KEPT
     alive = weakref.ref(model)
     del model, decoder
     gc.collect()
     assert alive() is None
+
+
+def compiled_programs(monkeypatch) -> list[str]:
+    """The names of the layers' programs TorchScript compiles from now on (in this test)."""
+    compiled, scripted = [], layer_steps.scripted
+    monkeypatch.setattr(layer_steps, "scripted", lambda steps, owner: compiled.append(type(steps).__name__)
+                        or scripted(steps, owner))  # fmt: skip
+    return compiled
+
+
+def test_a_models_first_calls_run_the_layers_programs_in_python_until_compiling_pays(monkeypatch):
+    """Compiling the layers' programs takes longer than translating a few texts: by default a model's calls run them in
+    Python (the same operations, the same tokens) until they have decoded for `SCRIPT_AFTER_SECONDS`; from then on its
+    sessions compile and run them, the encoder's for one text as well as the decoder's."""
+    compiled = compiled_programs(monkeypatch)
+    monkeypatch.setattr(fast_generation, "SCRIPT_AFTER_SECONDS", 3600.0)
+    model = tiny_model(vocab_size=60)
+    input_ids, attention_mask = padded_sources(vocab_size=60)
+    one = input_ids[:1, :4]  # no padding: the encoder's program runs too
+
+    def calls():
+        with FastDecoder(model) as decoder:
+            return [
+                decoder.generate(one, forced_bos_token_id=ZH, max_new_tokens=6),
+                decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=6, num_beams=3),
+            ]
+
+    in_python = calls()
+    decoded = fast_generation._SCRIPTING[model]
+    assert compiled == [] and 0 < decoded < 3600 and not fast_generation.scripting_due(model)
+    monkeypatch.setattr(fast_generation, "SCRIPT_AFTER_SECONDS", decoded)  # as if compiling cost this much
+    compiled_calls = calls()
+    assert sorted(compiled) == ["DecoderLayerSteps", "EncoderSteps"] and fast_generation._SCRIPTING[model] == decoded
+    assert all(torch.equal(a, b) for a, b in zip(compiled_calls, in_python))
+    assert isinstance(layer_steps._KEPT[model][1], torch.jit.ScriptModule)
+
+
+@pytest.mark.parametrize("script_layers", [True, False])
+def test_a_sessions_own_choice_of_compiling_holds_from_its_first_call(script_layers, monkeypatch):
+    compiled = compiled_programs(monkeypatch)
+    monkeypatch.setattr(fast_generation, "SCRIPT_AFTER_SECONDS", math.inf if script_layers else 0.0)
+    model = tiny_model(vocab_size=60)
+    one = padded_sources(vocab_size=60)[0][:1, :4]
+    with FastDecoder(model, script_layers=script_layers) as decoder:
+        decoder.generate(one, forced_bos_token_id=ZH, max_new_tokens=4)
+    assert sorted(compiled) == (["DecoderLayerSteps", "EncoderSteps"] if script_layers else [])
+
+
+@pytest.mark.parametrize("batches", [1, 2])
+def test_batches_decoded_side_by_side_compile_the_programs_at_once(batches, monkeypatch):
+    """Two streams of batches run side by side only where the layers' programs are compiled (TorchScript's interpreter
+    lets go of the GIL), so decoding several batches at once compiles them from the first call; a single batch, which
+    runs in the caller's thread, does not."""
+    compiled = compiled_programs(monkeypatch)
+    monkeypatch.setattr(fast_generation, "SCRIPT_AFTER_SECONDS", 3600.0)
+    model = tiny_model(vocab_size=60)
+    input_ids, attention_mask = padded_sources(vocab_size=60)
+    halves = [(input_ids[:3], attention_mask[:3]), (input_ids[3:], attention_mask[3:])][:batches]
+    with FastDecoder(model) as decoder:
+        decode = lambda batch: decoder.generate(*batch, forced_bos_token_id=ZH, max_new_tokens=4)  # noqa: E731
+        list(decoder.map(decode, halves, streams=2))
+    assert compiled == (["DecoderLayerSteps"] if batches == 2 else [])
 
 
 @pytest.mark.parametrize("rows", [1, 5, 64, 300])
@@ -1435,7 +1498,7 @@ def test_a_bf16_session_encodes_one_text_by_the_program_and_batches_under_autoca
     encoded, encode = [], FastDecoder.encode
 
     def recorded(self, *args):
-        encoded.append((torch.is_autocast_enabled("cpu"), *args[2:], encode(self, *args)))
+        encoded.append((torch.is_autocast_enabled("cpu"), args[2], encode(self, *args)))
         return encoded[-1][-1]
 
     with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model, weights="bf16") as decoder:

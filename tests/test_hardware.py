@@ -66,7 +66,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         env.main([])
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
-    assert "the decoder's layers as one program compiled by TorchScript" in out and "screened" not in out
+    assert "the decoder's layers as one program, compiled by TorchScript" in out and "screened" not in out
     assert "through packed batches and the fused loss" in out
     bf16_drafted = "greedy search of 1 to 4 texts on a large decoder drafted by an int8 copy"
     assert bf16_drafted in out and "greedy and beam search" not in out
@@ -93,7 +93,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         with hardware.forced(cpu_bf16="emulated", cuda=False, **machine):
             env.main([])
         out = capsys.readouterr().out
-        assert "float32 weights packed for MKL on the CPU, the decoder's layers as one program compiled" in out
+        assert "float32 weights packed for MKL on the CPU, the decoder's layers as one program, compiled" in out
     with hardware.forced(cpu_bf16="emulated", mkl_packing="off", onednn_packing="off", cuda=False):
         env.main([])
     out = capsys.readouterr().out

@@ -48,6 +48,7 @@ import itertools
 import math
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sized
 from concurrent.futures import ThreadPoolExecutor
@@ -98,6 +99,10 @@ WEIGHTS = ("auto", "bf16", "packed", "plain")
 # Finished rows (greedy) or sentences (beam search) leave the decoder once they are this share of those it runs:
 # dropping them costs a copy of the cache, each step after it saves their share (math.inf: never).
 DROP_FINISHED_SHARE = 0.25
+# Seconds a model's calls decode with their layers' programs in Python before TorchScript compiles them: compiling
+# takes about what the compiled programs save in this long (README, Performance), so a one-off call (`zhen-translate
+# "..."`, a notebook's first translation) never pays it, and a model that decodes for longer loses at most about that.
+SCRIPT_AFTER_SECONDS = 2.0
 
 
 def unsupported_options(model, **generate_kwargs) -> list[str]:
@@ -153,9 +158,11 @@ class FastDecoder:
             calls, where the model allows it ([`inline_layers_work`]) and its session modules are of kinds the
             program knows. Defaults to `True` on a CPU, where a step of a few rows costs what issuing its operations
             costs; a GPU runs the layers' own forwards (or replays them as CUDA graphs).
-        script_layers (`bool`, *optional*, defaults to `True`): compile that program with TorchScript, whose
+        script_layers (`bool`, *optional*): compile that program (and the encoder's) with TorchScript, whose
             interpreter runs a step's layers in one call without Python's GIL, so that threads decoding at once
-            ([`FastDecoder.map`]) run side by side; `False` runs it in Python.
+            ([`FastDecoder.map`]) run side by side; `False` runs it in Python. By default it compiles once the
+            model's calls have decoded for `SCRIPT_AFTER_SECONDS` in Python, or at once for several batches decoded
+            side by side ([`scripting_due`]): compiling takes longer than translating a few texts.
         keep_copies (`bool`, *optional*, defaults to `True`): keep the session's copies of the weights for the
             model's next session (which uses those whose weights have not changed: [`session_copy`]), at the memory
             they take: half the float32 projections' in bf16, as much again packed in float32. `False` keeps none,
@@ -181,7 +188,7 @@ class FastDecoder:
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
-                 inline_layers: bool | None = None, script_layers: bool = True, keep_copies: bool = True,
+                 inline_layers: bool | None = None, script_layers: bool | None = None, keep_copies: bool = True,
                  screen_argmax: bool | None = None, drafts: bool | None = None):  # fmt: skip
         if weights not in WEIGHTS:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
@@ -286,6 +293,8 @@ class FastDecoder:
         """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
         (`self.generate`), in `streams` threads, no more than there are batches ([`in_streams`]). Each thread keeps its
         own memory (its own caches); outputs are those of one stream with the same number of threads."""
+        if streams > 1 and not (isinstance(batches, Sized) and len(batches) <= 1):
+            _SCRIPTING[self.model] = math.inf  # batches side by side: compiled programs let go of the GIL
         return in_streams(function, batches, streams)
 
     def swap_in_lean_modules(self):
@@ -425,18 +434,25 @@ class FastDecoder:
         drafts = self.drafts if num_beams == 1 else self.drafts_beams
         few = len(input_ids) <= (draft_decoding.MAX_DRAFTED_SENTENCES if num_beams == 1 else 1)
         drafted = drafts and few and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))
-        steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, drafted=drafted)
+        script = self.scripts()
+        start = time.perf_counter()
+        steps = self.decoder_steps(input_ids, attention_mask, num_beams, 1 + max_new_tokens, script_layers=script,
+                                   drafted=drafted)  # fmt: skip
         if drafted and num_beams == 1:
-            return drafted_greedy_search(steps, steps.draft, draft_length=self.draft_session.model.draft_length,
-                                         batch=len(input_ids), **options)  # fmt: skip
-        if num_beams == 1:
-            return greedy_search(steps, len(input_ids), **options)
-        if drafted:
+            sequences = drafted_greedy_search(steps, steps.draft, draft_length=self.draft_session.model.draft_length,
+                                              batch=len(input_ids), **options)  # fmt: skip
+        elif num_beams == 1:
+            sequences = greedy_search(steps, len(input_ids), **options)
+        elif drafted:
             draft_length = self.draft_session.model.beam_draft_length
-            return drafted_beam_search(steps, steps.draft, num_beams, length_penalty, early_stopping,
-                                       num_return_sequences, draft_length=draft_length, **options)  # fmt: skip
-        return beam_search(steps, len(input_ids), num_beams, length_penalty, early_stopping, num_return_sequences,
-                           **options)  # fmt: skip
+            sequences = drafted_beam_search(steps, steps.draft, num_beams, length_penalty, early_stopping,
+                                            num_return_sequences, draft_length=draft_length, **options)  # fmt: skip
+        else:
+            sequences = beam_search(steps, len(input_ids), num_beams, length_penalty, early_stopping,
+                                    num_return_sequences, **options)  # fmt: skip
+        if not script:
+            _SCRIPTING[self.model] = _SCRIPTING.get(self.model, 0.0) + time.perf_counter() - start
+        return sequences
 
     def decoder_steps(self, input_ids, attention_mask, num_beams: int, max_length: int,
                       inline_layers: bool | None = None, script_layers: bool | None = None,
@@ -447,13 +463,13 @@ class FastDecoder:
         device_type = input_ids.device.type
         in_bf16 = self.weights == "bf16" and not torch.is_autocast_enabled(device_type)
         inline_layers = self.inline_layers if inline_layers is None else inline_layers
-        script_layers = self.script_layers if script_layers is None else script_layers
+        script_layers = self.scripts() if script_layers is None else script_layers
         # Under the caller's autocast the session's products compute as autocast has them: the layers' forwards run.
         inline_layers = inline_layers and inline_layers_work(self.model) and not torch.is_autocast_enabled(device_type)
         layer_steps = self.layer_steps(script_layers) if inline_layers else None
         # In bf16 the encoder (but one text's, whose layers' program multiplies in bf16 itself), and the source's keys
         # and values for cross-attention, run under autocast; the decoder's norms, attention and cache stay float32.
-        encoder_states = self.encode(input_ids, attention_mask, in_bf16)
+        encoder_states = self.encode(input_ids, attention_mask, in_bf16, script_layers)
         with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
             attention_dtype = torch.float32 if in_bf16 else None
             arguments = (self.model, encoder_states, attention_mask, num_beams, max_length, attention_dtype,
@@ -462,25 +478,31 @@ class FastDecoder:
                 return StaticDecoderSteps(*arguments, cuda_graph=device_type == "cuda")
             steps = DecoderSteps(*arguments)
         if drafted:  # out of autocast: TorchScript would compile its bf16 casts into the draft's float32 program
-            steps.draft = self.draft_steps(steps, encoder_states, attention_mask, max_length, num_beams)
+            steps.draft = self.draft_steps(steps, encoder_states, attention_mask, max_length, num_beams, script_layers)
         return steps
 
     def draft_steps(self, target: "DecoderSteps", encoder_states: torch.Tensor, attention_mask: torch.Tensor,
-                    max_length: int, num_beams: int = 1) -> "DecoderSteps":  # fmt: skip
+                    max_length: int, num_beams: int = 1, script_layers: bool = True) -> "DecoderSteps":  # fmt: skip
         """The decoder steps of the model's int8 draft ([`zhen.draft_decoding.int8_draft`]) over the source of
         `target` (the model's own steps), whose keys and values it attends to, in a session of the draft opened with
-        this one's first drafted call and closed with it."""
+        this one's first drafted call and closed with it; its layers' program compiled with `script_layers`, as the
+        model's are."""
         with self.programs_lock:
             if self.draft_session is None:
                 originals = {id(parent._modules[name]): original for parent, name, original in self.swapped}
                 draft = int8_draft(self.model, originals)
                 self.draft_session = FastDecoder(draft, keep_copies=self.keep_copies, drafts=False).__enter__()
         draft = self.draft_session
-        layer_steps = draft.layer_steps(draft.script_layers) if inline_layers_work(draft.model) else None
+        layer_steps = draft.layer_steps(script_layers) if inline_layers_work(draft.model) else None
         sources = [(layer.keys, layer.values) for layer in target.cache.layers]
         # The draft's products take float32 rows, whatever the session's encoder gave (bf16 under its autocast).
         return DecoderSteps(draft.model, encoder_states, attention_mask, num_beams, max_length, torch.float32,
                             draft.workspace, layer_steps, sources)  # fmt: skip
+
+    def scripts(self) -> bool:
+        """Whether this session's calls compile the layers' programs now: `script_layers`, or by default
+        [`scripting_due`]."""
+        return self.script_layers if self.script_layers is not None else scripting_due(self.model)
 
     def layer_steps(self, script: bool) -> "DecoderLayerSteps | None":
         """The decoder's layers as one program over this session's modules ([`zhen.layer_steps.decoder_layer_steps`]),
@@ -491,14 +513,16 @@ class FastDecoder:
                 self.programs[script] = kept_steps(self.model.get_decoder(), self.model, script)
             return self.programs[script]
 
-    def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor, in_bf16: bool = False) -> torch.Tensor:
+    def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor, in_bf16: bool = False,
+               script_layers: bool | None = None) -> torch.Tensor:  # fmt: skip
         """The encoder's output `(batch, source_length, d_model)`: sentences without padding through the layers'
-        program ([`encoder_steps`], float32 out of a bf16 session's products too), others through the layers'
-        forwards, under bf16 autocast with `in_bf16`; on a CPU computed on the real tokens alone, packed into one row
-        ([`zhen.packing.pack_sources`]), its attention per group of similar-length sentences."""
+        program ([`encoder_steps`], compiled with `script_layers`, by default as the session [`scripts`]; float32
+        out of a bf16 session's products too), others through the layers' forwards, under bf16 autocast with
+        `in_bf16`; on a CPU computed on the real tokens alone, packed into one row ([`zhen.packing.pack_sources`]),
+        its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
         unpadded = bool(attention_mask.all())
-        steps = self.encoder_steps(input_ids.device) if unpadded else None
+        steps = self.encoder_steps(input_ids.device, script_layers) if unpadded else None
         if steps is not None:
             positions = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
             hidden_states, position_embeddings = encoder.embed(input_ids, None, positions)
@@ -513,9 +537,10 @@ class FastDecoder:
             with self.encoding_with(PACKED_ATTENTION):
                 return unpack(encoder(**packed).last_hidden_state, attention_mask)
 
-    def encoder_steps(self, device: torch.device) -> "EncoderSteps | None":
+    def encoder_steps(self, device: torch.device, script_layers: bool | None = None) -> "EncoderSteps | None":
         """The encoder's layers as one program over this session's modules ([`zhen.layer_steps.EncoderSteps`]) for
-        sentences without padding (one text a call), compiled as the decoder's are; None where the layers' forwards
+        sentences without padding (one text a call), compiled with `script_layers` (by default as the session
+        [`scripts`]); None where the layers' forwards
         run (as for the decoder: [`inline_layers_work`]; on a GPU; under autocast; attention other than SDPA or
         eager)."""
         encoder = self.model.get_encoder()
@@ -528,11 +553,12 @@ class FastDecoder:
         ):
             return None
         sdpa = self.attn_implementation == "sdpa"
-        key = ("encoder", self.script_layers, sdpa)
+        script_layers = self.scripts() if script_layers is None else script_layers
+        key = ("encoder", script_layers, sdpa)
         with self.programs_lock:
             if key not in self.programs:
                 build = functools.partial(encoder_steps, sdpa=sdpa)
-                self.programs[key] = kept_steps(encoder, encoder, self.script_layers, build, variant=sdpa)
+                self.programs[key] = kept_steps(encoder, encoder, script_layers, build, variant=sdpa)
             return self.programs[key]
 
     @contextlib.contextmanager
@@ -547,6 +573,13 @@ class FastDecoder:
             yield
         finally:
             _ENCODING.attention = _ENCODING.implementation = None
+
+
+def scripting_due(model) -> bool:
+    """Whether a session of `model` compiles its layers' programs with TorchScript by default: once the model's calls
+    have decoded for `SCRIPT_AFTER_SECONDS` without them, or decoded several batches side by side ([`FastDecoder.map`]).
+    """
+    return _SCRIPTING.get(model, 0.0) >= SCRIPT_AFTER_SECONDS
 
 
 def modeling_function(model, name: str) -> Callable:
@@ -575,6 +608,8 @@ _LOCKS_GUARD = threading.Lock()
 # hashable): what forwards outside the session's own steps attend with ([`session_attention`]).
 _OWN_IMPLEMENTATIONS: dict[int, str] = {}
 _OPEN: "weakref.WeakKeyDictionary[nn.Module, tuple[FastDecoder, int]]" = weakref.WeakKeyDictionary()
+# Seconds each model's calls have decoded with their layers' programs in Python ([`scripting_due`]).
+_SCRIPTING: "weakref.WeakKeyDictionary[nn.Module, float]" = weakref.WeakKeyDictionary()
 
 
 def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:
