@@ -100,9 +100,9 @@ WEIGHTS = ("auto", "bf16", "packed", "plain")
 # dropping them costs a copy of the cache, each step after it saves their share (math.inf: never).
 DROP_FINISHED_SHARE = 0.25
 # Seconds a model's calls decode with their layers' programs in Python before TorchScript compiles them: compiling
-# takes about what the compiled programs save in this long (README, Performance), so a one-off call (`zhen-translate
-# "..."`, a notebook's first translation) never pays it, and a model that decodes for longer loses at most about that.
-SCRIPT_AFTER_SECONDS = 2.0
+# takes longer than a few calls, so a one-off call (`zhen-translate "..."`, a notebook's first translation) never pays
+# it, and a model that decodes for longer loses less than a compilation's time before it has it (README, Performance).
+SCRIPT_AFTER_SECONDS = 1.0
 
 
 def unsupported_options(model, **generate_kwargs) -> list[str]:
