@@ -301,3 +301,15 @@ def test_products_too_small_to_pay_are_left_to_the_full_product(monkeypatch):
     )
     monkeypatch.setattr("zhen.screened_argmax.MIN_WEIGHT", 4096 * 64)
     assert torch.equal(ScreenedArgmax(linear)(hidden), full_argmax(linear, hidden))
+
+
+@pytest.mark.parametrize("weights", ["bf16", "packed"])
+def test_only_a_session_that_would_screen_probes_for_the_int8_product(weights, monkeypatch):
+    """Probing whether PyTorch multiplies int8 matrices costs a process's first int8 product: a bf16 session, which
+    never screens, does not probe; a float32 session probes and screens."""
+    probes = []
+    monkeypatch.setattr(fast_generation, "screen_works", lambda: probes.append(1) or True)
+    model = tiny_model()
+    with FastDecoder(model, weights=weights):
+        screened = isinstance(model.lm_head, ScreenedHead)
+    assert screened == (weights == "packed") and len(probes) == (weights == "packed")

@@ -206,7 +206,7 @@ class FastDecoder:
         self.inline_layers = on_cpu if inline_layers is None else inline_layers
         self.script_layers = script_layers
         self.keep_copies = keep_copies
-        self.screen_argmax = on_cpu and (screen_works() if screen_argmax is None else screen_argmax)
+        self.screen_argmax = screen_argmax if on_cpu else False  # None: where PyTorch can ([`screens_argmax`])
         if drafts and not on_cpu:
             raise ValueError("drafts=True: the int8 draft runs on the CPU only; use drafts=False on a GPU.")
         if drafts and model.get_output_embeddings().weight.dtype != torch.float32:
@@ -333,9 +333,14 @@ class FastDecoder:
             replacement.train(original.training)
         _put(parent, name, replacement)
 
+    def screens_argmax(self) -> bool:
+        """Whether this session's float32 LM head screens greedy search's argmax: `screen_argmax`, by default where
+        PyTorch multiplies int8 matrices on the CPU (probed once per process, where a session would screen)."""
+        return screen_works() if self.screen_argmax is None else self.screen_argmax
+
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
-        head_class = ScreenedHead if self.screen_argmax and session_class is PackedLinear else session_class
+        head_class = ScreenedHead if session_class is PackedLinear and self.screens_argmax() else session_class
         stacks = [self.model.get_decoder(), self.model.get_encoder()]  # the encoder's products too (under autocast)
         sites = []  # (parent, name, module, what makes its session copy)
         for parent in [self.model, *(module for stack in stacks for module in submodules(stack))]:
