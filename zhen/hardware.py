@@ -43,7 +43,8 @@ class Hardware:
         onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack weights (bf16, float32) once for decoding.
         float32_packing (`str`): which packing float32 decoding weights take where PyTorch has both: `"mkl"` or
             `"onednn"`, whichever multiplies faster on this CPU, measured once ([`mkl_measured_faster`]: MKL's on
-            the Intel Xeons measured so far, oneDNN's on the AMD EPYCs, where MKL runs code for older CPUs).
+            the Intel Xeons measured so far, oneDNN's on the AMD EPYCs, where MKL runs code for older CPUs);
+            `"measured"` until first asked for ([`Hardware.float32_packer`]): a session in bf16 never asks.
         fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
             decoding attention's products over the cache in one pass.
         glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
@@ -66,15 +67,20 @@ class Hardware:
     cuda_bf16: bool
 
     def float32_packer(self) -> str | None:
-        """What packs float32 decoding weights here: `"onednn"` or `"mkl"` (where both can, `float32_packing`), or
-        None where neither can."""
+        """What packs float32 decoding weights here: `"onednn"` or `"mkl"` (where both can, `float32_packing`,
+        measured at the first time of asking), or None where neither can."""
         able = [library for library in ("onednn", "mkl") if getattr(self, f"{library}_packing") == "on"]
-        return self.float32_packing if len(able) == 2 else (able[0] if able else None)
+        return self.preferred_float32_packing() if len(able) == 2 else (able[0] if able else None)
+
+    def preferred_float32_packing(self) -> str:
+        """`float32_packing`, measured now if not yet ([`measured_float32_packing`])."""
+        return measured_float32_packing() if self.float32_packing == MEASURED else self.float32_packing
 
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
-        packing += f", float32 weights packed by {'MKL' if self.float32_packing == 'mkl' else 'oneDNN'} where both can"
+        preferred = "MKL" if self.preferred_float32_packing() == "mkl" else "oneDNN"
+        packing += f", float32 weights packed by {preferred} where both can"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
         packing += f", oneDNN int8 LM head {self.onednn_int8}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
@@ -99,13 +105,23 @@ def detected() -> Hardware:
         cpu_bf16="native" if native else "emulated",
         mkl_packing="on" if mkl else "off",
         onednn_packing="on" if onednn else "off",
-        float32_packing="mkl" if mkl and onednn and mkl_measured_faster() else "onednn",
+        float32_packing=MEASURED if mkl and onednn else "onednn",
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
         glibc_malloc="on" if _mallopt() is not None else "off",
         onednn_int8="on" if onednn_int8 else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
+
+
+MEASURED = "measured"  # `Hardware.float32_packing` not measured yet
+
+
+@functools.cache
+def measured_float32_packing() -> str:
+    """The faster packing of float32 decoding weights where PyTorch has both ([`mkl_measured_faster`]), measured the
+    first time a float32 session or `zhen-env` asks (~25-40 ms, once per process)."""
+    return "mkl" if mkl_measured_faster() else "onednn"
 
 
 X86 = ("x86_64", "amd64", "i386", "i686")

@@ -42,7 +42,7 @@ class TranslationWorkers:
         self.pool = ProcessPoolExecutor(
             count, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
             initargs=(str(model), None if tokenizer is None else str(tokenizer), threads, int8,
-                      hardware.current().float32_packing),
+                      hardware.current().preferred_float32_packing()),
         )  # fmt: skip
 
     def __enter__(self) -> "TranslationWorkers":
