@@ -1,35 +1,20 @@
-import ctypes, time, torch, statistics, re
+"""A base decoder step's 43 oneDNN-packed bf16 products, 4 rows, two sets of weights taking turns; one set's memory
+collapsed into huge pages. Usage: thp_products.py MODE: `first` (the collapsed set made first), `huge` (made second),
+`none` (made second, nothing collapsed: the control)."""
+import os, statistics, sys, time
+import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from huge_pages import collapse, huge_kb, regions
 torch.set_num_threads(2)
-libc = ctypes.CDLL("libc.so.6", use_errno=True)
-MADV_HUGEPAGE, MADV_COLLAPSE = 14, 25
-def regions():
-    out = set()
-    for line in open('/proc/self/maps'):
-        f = line.split()
-        if len(f) == 5 or (len(f) == 6 and f[5].startswith('[heap')):
-            a, b = (int(x, 16) for x in f[0].split('-'))
-            if b - a >= 2**21: out.add((a, b))
-    return out
-def collapse(regs):
-    n = 0
-    for a, b in regs:
-        s = (a + 2**21 - 1) & ~(2**21 - 1); e = b & ~(2**21 - 1)
-        if e > s:
-            libc.madvise(ctypes.c_void_p(s), ctypes.c_size_t(e - s), MADV_HUGEPAGE)
-            r = libc.madvise(ctypes.c_void_p(s), ctypes.c_size_t(e - s), MADV_COLLAPSE)
-            n += (e - s) >> 21 if r == 0 else 0
-    return n
-def huge_kb():
-    return [l for l in open('/proc/self/smaps_rollup') if 'AnonHuge' in l][0].split()[1]
 shapes = [(1536, 512), (512, 512), (512, 512), (1024, 512), (512, 512), (2048, 512), (512, 2048)] * 6 + [(32000, 512)]
 def make():
     return [torch.ops.mkldnn._reorder_linear_weight(torch.randn(s).to(torch.bfloat16), None) for s in shapes]
-import sys
 mode = sys.argv[1]
-B = make()
+B = make() if mode != "first" else None
 before = regions()
 A = make()
-print(mode, "collapsed huge pages", collapse(regions() - before) if mode == "huge" else 0, "AnonHugeKB", huge_kb())
+print(mode, "collapsed huge pages", collapse(regions() - before) if mode != "none" else 0, "AnonHugeKB", huge_kb())
+B = B or make()
 x = torch.randn(4, 512).to(torch.bfloat16); x2 = torch.randn(4, 2048).to(torch.bfloat16)
 def step(ws):
     for w in ws:

@@ -1,26 +1,9 @@
-import ctypes, gzip, json, statistics, sys, time, torch
+import gzip, json, os, statistics, sys, time, torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from huge_pages import collapse, huge_kb, regions
 torch.set_num_threads(2)
 import zhen
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-libc = ctypes.CDLL("libc.so.6", use_errno=True)
-def regions():
-    out = set()
-    for line in open('/proc/self/maps'):
-        f = line.split()
-        if len(f) == 5 or (len(f) == 6 and f[5].startswith('[heap')):
-            a, b = (int(x, 16) for x in f[0].split('-'))
-            if b - a >= 2**21: out.add((a, b))
-    return out
-def collapse(regs):
-    n = 0
-    for a, b in regs:
-        s = (a + 2**21 - 1) & ~(2**21 - 1); e = b & ~(2**21 - 1)
-        if e > s:
-            libc.madvise(ctypes.c_void_p(s), ctypes.c_size_t(e - s), 14)
-            n += ((e - s) >> 21) if libc.madvise(ctypes.c_void_p(s), ctypes.c_size_t(e - s), 25) == 0 else 0
-    return n
-def huge_kb():
-    return int([l for l in open('/proc/self/smaps_rollup') if 'AnonHuge' in l][0].split()[1])
 path = sys.argv[1]; beams = int(sys.argv[2])
 tok = AutoTokenizer.from_pretrained(path)
 pairs = [json.loads(l) for l in gzip.open("/work/shared/data/tatoeba/valid.jsonl.gz", "rt")][:32]

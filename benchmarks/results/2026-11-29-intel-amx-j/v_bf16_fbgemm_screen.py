@@ -1,22 +1,11 @@
-import zhen.fast_generation as fg
+"""The twenty-ninth session's screen in a bf16 session (`2026-11-29-intel-amx-f/v_bf16_screen.py`, its VARIANTS), one
+row going through the screen's FBGEMM path (`many_rows`, the weight packed from the first call) instead of
+`one_row`'s `torch._int_mm`, which reorders the weight for AMX at every call."""
+import importlib.util, os
 from zhen import screened_argmax as sa
-sa.FEW_ROWS_MIN_WEIGHT = 1 << 20
-sa.PACK_AFTER = 0
-orig = fg.DecoderSteps.next_tokens
-screens = {}
-state = {"on": False}
-def next_tokens(self, hidden_states, banned=None):
-    if state["on"] and len(hidden_states) <= sa.FEW_ROWS:
-        head = self.lm_head
-        linear = head.linear if hasattr(head, "linear") else head
-        s = screens.get(id(linear))
-        if s is None:
-            s = screens[id(linear)] = sa.ScreenedArgmax(linear)
-        tokens = s.many_rows(hidden_states.float(), banned)
-        if tokens is not None:
-            return tokens
-    return orig(self, hidden_states, banned)
-fg.DecoderSteps.next_tokens = next_tokens
-def off(): state["on"] = False
-def on(): state["on"] = True
-VARIANTS = {"bf16head": off, "screen": on}
+sa.ScreenedArgmax.__call__ = lambda self, hidden, banned=None: self.many_rows(hidden.float(), banned)
+path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "2026-11-29-intel-amx-f", "v_bf16_screen.py")
+spec = importlib.util.spec_from_file_location("v_bf16_screen", path)
+screen = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(screen)
+VARIANTS = screen.VARIANTS
