@@ -545,9 +545,8 @@ class FastDecoder:
     def encoder_steps(self, device: torch.device, script_layers: bool | None = None) -> "EncoderSteps | None":
         """The encoder's layers as one program over this session's modules ([`zhen.layer_steps.EncoderSteps`]) for
         sentences without padding (one text a call), compiled with `script_layers` (by default as the session
-        [`scripts`]); None where the layers' forwards
-        run (as for the decoder: [`inline_layers_work`]; on a GPU; under autocast; attention other than SDPA or
-        eager)."""
+        [`scripts`]); None where the layers' forwards run (as for the decoder: [`inline_layers_work`]; on a GPU; under
+        autocast; attention other than SDPA or eager)."""
         encoder = self.model.get_encoder()
         if (
             device.type != "cpu"

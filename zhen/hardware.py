@@ -365,7 +365,7 @@ def report() -> str:
            "float32 weights packed for oneDNN" if machine.float32_packer() == "onednn" else
            "float32 weights packed for MKL" if machine.float32_packer() == "mkl" else "the float32 weights as they are")
         + " on the CPU, the decoder's layers as one program, compiled by TorchScript once a model has decoded for a"
-        " few seconds (zhen.layer_steps)"
+        " second (zhen.layer_steps)"
         + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else "")
         + _drafted_searches(machine, float32_packed)
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
