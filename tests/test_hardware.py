@@ -106,60 +106,56 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     assert "through the plain model" in out
 
 
+@pytest.fixture
+def fresh_detection():
+    """The machine detected afresh inside the test (its measurements too), and again after it."""
+    for cached in (hardware.detected, hardware.measured_float32_packing):
+        cached.cache_clear()
+    yield
+    for cached in (hardware.detected, hardware.measured_float32_packing):
+        cached.cache_clear()
+
+
 @pytest.mark.parametrize("bf16_seconds,native", [(0.25, "native"), (0.9, "emulated"), (4.0, "emulated")])
-def test_bf16_is_measured_where_pytorch_reports_no_cpu_flags(monkeypatch, bf16_seconds, native):
+def test_bf16_is_measured_where_pytorch_reports_no_cpu_flags(monkeypatch, bf16_seconds, native, fresh_detection):
     """On an ARM CPU (no AVX512-BF16/AMX flags to read) whether bf16 is native is measured: a bf16 product at least
     1.5x faster than float32's counts as native."""
     monkeypatch.setattr(hardware.platform, "machine", lambda: "aarch64")
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False, raising=False)
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
     monkeypatch.setattr(hardware, "gemm_seconds", lambda dtype: bf16_seconds if dtype == torch.bfloat16 else 1.0)
-    hardware.detected.cache_clear()
-    try:
-        assert hardware.detected().cpu_bf16 == native
-    finally:
-        hardware.detected.cache_clear()
+    assert hardware.detected().cpu_bf16 == native
 
 
 @pytest.mark.parametrize("mkl_seconds,packing", [(0.5, "mkl"), (0.95, "onednn"), (2.0, "onednn")])
-def test_the_faster_packing_of_float32_weights_is_measured_where_pytorch_has_both(monkeypatch, mkl_seconds, packing):
+def test_the_faster_packing_of_float32_weights_is_measured_where_pytorch_has_both(
+    monkeypatch, mkl_seconds, packing, fresh_detection
+):
     """MKL's packing multiplies decoding's float32 products faster on Intel Xeons, oneDNN's on AMD EPYCs: measured,
     MKL chosen only where clearly faster (close timings would flip the choice from run to run)."""
     monkeypatch.setattr(hardware, "packed_product_seconds", lambda *shape, repeats=5: (mkl_seconds, 1.0))
-    hardware.detected.cache_clear()
-    hardware.measured_float32_packing.cache_clear()
-    try:
-        machine = hardware.detected()
-        if "off" in (machine.mkl_packing, machine.onednn_packing):
-            assert machine.float32_packing == "onednn"  # nothing to choose
-        else:
-            assert machine.preferred_float32_packing() == packing and machine.float32_packer() == packing
-    finally:
-        hardware.detected.cache_clear()
-        hardware.measured_float32_packing.cache_clear()
+    machine = hardware.detected()
+    if "off" in (machine.mkl_packing, machine.onednn_packing):
+        assert machine.float32_packing == "onednn"  # nothing to choose
+    else:
+        assert machine.preferred_float32_packing() == packing and machine.float32_packer() == packing
 
 
-def test_the_packing_of_float32_weights_is_measured_only_when_a_float32_session_asks(monkeypatch):
+def test_the_packing_of_float32_weights_is_measured_only_when_a_float32_session_asks(monkeypatch, fresh_detection):
     """Measuring the faster float32 packing costs a process's first session tens of milliseconds: a session in bf16,
     which never packs float32 weights, does not measure; a float32 session measures once."""
     measured = []
     monkeypatch.setattr(hardware, "packed_product_seconds", lambda *shape, repeats=5: measured.append(shape) or (1, 2))
-    hardware.detected.cache_clear()
-    hardware.measured_float32_packing.cache_clear()
     model = ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=64, encoder_layers=1,
                                                                 decoder_layers=1)).eval()  # fmt: skip
-    try:
-        if "off" in (hardware.detected().mkl_packing, hardware.detected().onednn_packing):
-            pytest.skip("this PyTorch build packs float32 weights with one library only: nothing to measure")
-        with hardware.forced(cpu_bf16="native"), FastDecoder(model):
-            assert measured == []
-        with hardware.forced(cpu_bf16="emulated"), FastDecoder(model):
-            assert len(measured) == len(hardware.PACKING_PROBES)
-        with hardware.forced(cpu_bf16="emulated"), FastDecoder(model):
-            assert len(measured) == len(hardware.PACKING_PROBES) and hardware.current().float32_packer() == "mkl"
-    finally:
-        hardware.detected.cache_clear()
-        hardware.measured_float32_packing.cache_clear()
+    if "off" in (hardware.detected().mkl_packing, hardware.detected().onednn_packing):
+        pytest.skip("this PyTorch build packs float32 weights with one library only: nothing to measure")
+    with hardware.forced(cpu_bf16="native"), FastDecoder(model):
+        assert measured == []
+    with hardware.forced(cpu_bf16="emulated"), FastDecoder(model):
+        assert len(measured) == len(hardware.PACKING_PROBES)
+    with hardware.forced(cpu_bf16="emulated"), FastDecoder(model):
+        assert len(measured) == len(hardware.PACKING_PROBES) and hardware.current().float32_packer() == "mkl"
 
 
 PACKERS = [("on", "on", "mkl", "mkl"), ("on", "on", "onednn", "onednn"), ("off", "on", "onednn", "mkl"),
