@@ -3,6 +3,7 @@ type x norm placement, padded batches, min/max lengths, beam-search options, a t
 their own; with MKL-packed weights and without (forced with `zhen.hardware`); never with stale weights; under bf16
 autocast as on a CPU with native bf16; and leaving the model exactly as it found it."""
 
+import contextlib
 import copy
 import gc
 import io
@@ -525,10 +526,68 @@ def test_a_model_keeps_only_its_last_sessions_copies():
 def test_session_copies_go_with_their_model():
     model = tiny_model(vocab_size=60)
     session_lm_head(model, "bf16")
+    assert model in fast_generation._PLANS  # and the swaps kept for its next session
     gone = weakref.ref(model)
     del model
     gc.collect()
     assert gone() is None and all(owner is not None for owner in fast_generation._COPIES.keys())
+
+
+def session_swaps(model, weights="bf16", **session) -> tuple[list, torch.Tensor]:
+    """What a session of `model` swapped in, `(parent, name, original, replacement)` each, and the ids it decodes."""
+    input_ids, attention_mask = padded_sources(vocab_size=60)
+    with FastDecoder(model, weights=weights, **session) as decoder:
+        swaps = [(parent, name, original, parent._modules[name]) for parent, name, original in decoder.swapped]
+        ids = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
+    return swaps, ids
+
+
+@pytest.mark.parametrize("weights", ["bf16", "packed", "plain"])
+def test_a_models_next_session_swaps_in_the_last_ones_modules_without_choosing_them(weights, monkeypatch):
+    model = tiny_model(vocab_size=60)
+    swaps, ids = session_swaps(model, weights)
+    for choosing in ("swap_in_lean_modules", "swap_in_session_linears"):
+        monkeypatch.setattr(FastDecoder, choosing, lambda *args: pytest.fail("the kept swaps were chosen again"))
+    again, same_ids = session_swaps(model, weights)
+    assert len(again) == len(swaps) and all(a[3] is b[3] for a, b in zip(again, swaps)) and torch.equal(same_ids, ids)
+    assert all(parent._modules[name] is original for parent, name, original, _ in swaps)  # given back
+
+
+MODEL_CHANGES = {  # a change after which a session must choose its swaps again
+    "a linear replaced": lambda model: setattr(
+        model.model.decoder.layers[0].mlp, "fc1", torch.nn.Linear(*model.model.decoder.layers[0].mlp.fc1.weight.T.shape)
+    ),
+    "a weight edited through .data": lambda model: model.model.decoder.layers[0].mlp.fc2.weight.data.mul_(-1.0),
+    "a dropout set training": lambda model: model.model.decoder.layers[0].mlp.activation_dropout.train(),
+    "another kind of weights": lambda model: "packed",
+    "another machine": lambda model: hardware.forced(onednn_packing="off", mkl_packing="off"),
+}
+
+
+@pytest.mark.parametrize("change", sorted(MODEL_CHANGES))
+def test_a_session_chooses_its_swaps_again_where_the_model_or_the_session_changed(change, monkeypatch):
+    """The swaps a session makes after any change are those a session of a model never decoded before makes: the
+    same kinds of modules, made from the model's own modules as they are now, and the same ids."""
+    model = tiny_model(vocab_size=60)
+    session_swaps(model)
+    changed = MODEL_CHANGES[change](model)
+    weights = changed if isinstance(changed, str) else "bf16"
+    with changed if isinstance(changed, contextlib.AbstractContextManager) else contextlib.nullcontext():
+        chosen = []
+        for choosing in ("swap_in_lean_modules", "swap_in_session_linears"):
+            own = getattr(FastDecoder, choosing)
+            monkeypatch.setattr(FastDecoder, choosing, lambda self, *a, own=own: chosen.append(own) or own(self, *a))
+        swaps, ids = session_swaps(model, weights)
+        monkeypatch.undo()
+        assert chosen
+        unseen = copy.deepcopy(model)  # a model no session has decoded with
+        unseen_swaps, unseen_ids = session_swaps(unseen, weights)
+    describe = [(name, type(replacement), type(original)) for _, name, original, replacement in swaps]
+    assert describe == [(name, type(replacement), type(original)) for _, name, original, replacement in unseen_swaps]
+    assert torch.equal(ids, unseen_ids)
+    for _, _, original, replacement in swaps:
+        linear = getattr(replacement, "linear", None)
+        assert linear is None or linear is original
 
 
 @pytest.mark.parametrize("weights", ["packed", "plain"])
@@ -819,6 +878,7 @@ def test_bf16_session_fuses_relu_mlps_only_and_decodes_as_without_fusion(activat
         out = decoder.generate(input_ids, attention_mask, **kwargs)
     assert fused == (activation_function == "relu")
     monkeypatch.setattr(fast_generation, "_is_relu_mlp", lambda module: False)
+    fast_generation.forget_session_copies(model)  # and the swaps kept for its next session, made by the rule before
     with FastDecoder(model, weights="bf16") as decoder:
         assert Bf16ReluMLP not in {type(m) for m in model.modules()}
         assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), out)

@@ -240,11 +240,9 @@ class FastDecoder:
             self.attn_implementation = config._attn_implementation
             _OWN_IMPLEMENTATIONS[id(config)] = self.attn_implementation
             config._attn_implementation_internal = DECODING_ATTENTION
-            self.swap_in_lean_modules()
             if self.model.device.type == "cpu":
                 hardware.keep_freed_memory()
-            if self.weights != "plain":
-                self.swap_in_session_linears()
+            self.swap_in_session_modules()
         except BaseException:
             self.__exit__()
             raise
@@ -297,7 +295,42 @@ class FastDecoder:
             _SCRIPTING[self.model] = math.inf  # batches side by side: compiled programs let go of the GIL
         return in_streams(function, batches, streams)
 
-    def swap_in_lean_modules(self):
+    def swap_in_session_modules(self):
+        """Swap in the session's lean modules ([`swap_in_lean_modules`]) and its copies of the weights
+        ([`swap_in_session_linears`]); or, where the model's last session kept its swaps ([`SessionPlan`]) and nothing
+        they were chosen from has changed, the same swaps again without choosing them."""
+        modules = submodules(self.model)
+        with _COPIES_LOCK:
+            plan = _PLANS.pop(self.model, None)
+        if self.keep_copies and plan is not None and plan.holds(self, modules):
+            plan.swap_in(self)
+            self.multiply_few_rows_in_float32()  # by the rule of the session that uses them
+        else:
+            self.swap_in_lean_modules(modules)
+            if self.weights != "plain":
+                self.swap_in_session_linears()
+            plan = SessionPlan(self, modules) if self.keep_copies else None
+        if plan is not None:
+            with _COPIES_LOCK:
+                _PLANS[self.model] = plan
+
+    def multiply_few_rows_in_float32(self):
+        """Let the bf16 copies this session swapped in multiply few rows by their float32 weights where the model's
+        decoder is small: its float32 weights stay in the caches from step to step ([`Bf16Linear`])."""
+        if self.weights != "bf16":
+            return
+        small = self.decoder_weights <= layer_steps.BF16_FLOAT32_DECODER
+        for parent, name, _ in self.swapped:
+            copy = parent._modules[name]
+            for linear in (copy.fc1, copy.fc2) if isinstance(copy, Bf16ReluMLP) else (copy,):
+                if isinstance(linear, Bf16Linear):
+                    linear.multiply_few_rows_in_float32(small)
+
+    def plan_options(self) -> tuple:
+        """What, besides the model, decides this session's swaps: its weights, its LM head's kind, the machine."""
+        return self.weights, self.weights == "packed" and self.screens_argmax, current_hardware()
+
+    def swap_in_lean_modules(self, modules: list[nn.Module] | None = None):
         """Swap out, for the session, what only costs a decoding step calls: dropout in eval mode (an identity, yet
         a call into PyTorch), the float32 cast of an int8 product's float32 output ([`Int8Linear`]) and an int8 ReLU
         MLP's separate ReLU ([`Int8ReluMLP`]). Each PyTorch call lets go of the GIL and takes it back, which threads
@@ -307,7 +340,7 @@ class FastDecoder:
         with _COPIES_LOCK:
             kept = _LEAN.get(self.model, {})
         made, replaced = {}, set()
-        for parent in submodules(self.model):
+        for parent in submodules(self.model) if modules is None else modules:
             if id(parent) in replaced:
                 continue
             for name, child in list(parent._modules.items()):
@@ -333,6 +366,7 @@ class FastDecoder:
             replacement.train(original.training)
         _put(parent, name, replacement)
 
+    @functools.cached_property
     def screens_argmax(self) -> bool:
         """Whether this session's float32 LM head screens greedy search's argmax: `screen_argmax`, by default where
         PyTorch multiplies int8 matrices on the CPU (probed once per process, where a session would screen)."""
@@ -340,7 +374,7 @@ class FastDecoder:
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
-        head_class = ScreenedHead if session_class is PackedLinear and self.screens_argmax() else session_class
+        head_class = ScreenedHead if session_class is PackedLinear and self.screens_argmax else session_class
         stacks = [self.model.get_decoder(), self.model.get_encoder()]  # the encoder's products too (under autocast)
         sites = []  # (parent, name, module, what makes its session copy)
         for parent in [self.model, *(module for stack in stacks for module in submodules(stack))]:
@@ -357,14 +391,9 @@ class FastDecoder:
             kept = _COPIES.pop(self.model, {})
         made = {} if self.keep_copies else None
         machine = current_hardware()
-        # A small decoder's float32 weights stay in the caches from step to step.
-        small = self.weights == "bf16" and self.decoder_weights <= layer_steps.BF16_FLOAT32_DECODER
         for parent, name, module, make in sites:
-            replacement = session_copy(module, make, kept, made, machine)
-            if self.weights == "bf16":
-                for linear in (replacement.fc1, replacement.fc2) if make is Bf16ReluMLP else (replacement,):
-                    linear.multiply_few_rows_in_float32(small)
-            self.swap(parent, name, module, replacement)
+            self.swap(parent, name, module, session_copy(module, make, kept, made, machine))
+        self.multiply_few_rows_in_float32()
         if made is not None:  # a model keeps the copies of its last session, no others
             with _COPIES_LOCK:
                 _COPIES[self.model] = made
@@ -783,6 +812,7 @@ def forget_session_copies(model: nn.Module):
     (a sample of each weight's values catches edits of the whole weight)."""
     with _COPIES_LOCK:
         _COPIES.pop(model, None)
+        _PLANS.pop(model, None)
     release_program(model)
     release_program(model.get_encoder())
 
@@ -825,9 +855,48 @@ def decoder_weights(model) -> int:
 
 
 def _weights_of(module: nn.Module) -> list[torch.Tensor]:
-    if not module._modules:
-        return [weight for weight in module._parameters.values() if weight is not None]
-    return list(module.parameters())
+    """`list(module.parameters())` (shared ones repeated), without its generators' cost: read at every session's
+    opening."""
+    weights = [weight for weight in module._parameters.values() if weight is not None]
+    for child in module._modules.values():
+        if child is not None:
+            weights += _weights_of(child)
+    return weights
+
+
+class SessionPlan:
+    """A session's swaps, kept for the model's next session with the same options ([`FastDecoder.plan_options`]),
+    which makes them again where the model is as it was: the same modules (by identity, walked breadth first) in the
+    same modes, the weights of its session copies unchanged ([`WeightStamp`]) and its int8 modules packed as they were.
+    Walking the model and choosing its swaps module by module costs a short text's call ~5 % of its time."""
+
+    def __init__(self, session: "FastDecoder", modules: list[nn.Module]):
+        model = session.model  # not held: a model's plan must not keep it alive (`_PLANS` is keyed by it)
+        self.options = session.plan_options()
+        self.modules, self.modes = modules[1:], [module.training for module in modules]
+        self.swaps = [(None if parent is model else parent, name, original, parent._modules[name])
+                      for parent, name, original in session.swapped]  # fmt: skip
+        with _COPIES_LOCK:
+            self.copies = list(_COPIES.get(model, {}).items())
+
+    def holds(self, session: "FastDecoder", modules: list[nn.Module]) -> bool:
+        """Whether the session would make these swaps itself: the same options and the model as it was."""
+        return (
+            len(modules) == len(self.modules) + 1
+            and all(a is b for a, b in zip(modules[1:], self.modules))
+            and self.options == session.plan_options()
+            and all(module.training == mode for module, mode in zip(modules, self.modes))
+            and all(WeightStamp.all_match(stamps, _weights_of(module)) for module, (_, stamps, _) in self.copies)
+            and all(
+                replacement.made_from(original)
+                for _, _, original, replacement in self.swaps
+                if isinstance(replacement, (Int8Linear, Int8ReluMLP))
+            )
+        )
+
+    def swap_in(self, session: "FastDecoder"):
+        for parent, name, original, replacement in self.swaps:
+            session.swap(session.model if parent is None else parent, name, original, replacement)
 
 
 def _put(parent: nn.Module, name: str, child: nn.Module):
@@ -842,6 +911,8 @@ _COPIES: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, tuple]]" = weakre
 _COPIES_LOCK = threading.Lock()
 # A model's int8 lean modules from its last session, by the module they replace ([`FastDecoder.swap_in_lean_modules`]).
 _LEAN: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, nn.Module]]" = weakref.WeakKeyDictionary()
+# A model's last session's swaps, for its next session ([`SessionPlan`]).
+_PLANS: "weakref.WeakKeyDictionary[nn.Module, SessionPlan]" = weakref.WeakKeyDictionary()
 
 
 class Inert(nn.Identity):
