@@ -867,8 +867,8 @@ def _weights_of(module: nn.Module) -> list[torch.Tensor]:
 class SessionPlan:
     """A session's swaps, kept for the model's next session with the same options ([`FastDecoder.plan_options`]),
     which makes them again where the model is as it was: the same modules (by identity, walked breadth first) in the
-    same modes, the weights of its session copies unchanged ([`WeightStamp`]) and its int8 modules packed as they were.
-    Walking the model and choosing its swaps module by module costs a short text's call ~5 % of its time."""
+    same modes, the weights of its session copies unchanged ([`WeightStamp`]) and its int8 modules packed as they were:
+    walking the model and choosing its swaps module by module is a part of a short text's call worth saving."""
 
     def __init__(self, session: "FastDecoder", modules: list[nn.Module]):
         model = session.model  # not held: a model's plan must not keep it alive (`_PLANS` is keyed by it)
