@@ -14,11 +14,13 @@ not by length^alpha as Transformers does, so its beam outputs differ from PyTorc
 greedy outputs are equal.)
 
     python benchmarks/bleu_int8.py --model checkpoints/zhen-base --test data/wmt/test.jsonl --num-beams 4 --ct2
+    python benchmarks/bleu_int8.py ... --ct2 --rounds 3   # on a machine whose speed drifts: best of 3 turns each
 """
 
 import argparse
 import contextlib
 import json
+import math
 import os
 import sys
 import tempfile
@@ -64,6 +66,9 @@ def main(argv=None):
     parser.add_argument("--limit", type=int, help="score only the first N pairs")
     parser.add_argument("--ct2", action="store_true", help="also CTranslate2 float32 and int8 exports")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="translate each direction N times, the systems taking turns (their order reversed every "
+                             "other round); sent/s is each system's fastest round")  # fmt: skip
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -112,24 +117,26 @@ def main(argv=None):
     rows = []
     for direction in args.directions.split(","):
         src, tgt = direction.split("-")
-        reference = {}
-        for (family, weights), system in systems.items():
-            start = time.perf_counter()
-            with torch.inference_mode(), system() as translate_batches:
-                hypotheses = translate_ids(
-                    translate_batches,
-                    tokenizer,
-                    columns[src],
-                    src,
-                    tgt,
-                    args.batch_size,
-                    args.num_beams,
-                    max_new_tokens_for,
-                )
-            seconds = time.perf_counter() - start
+        reference, outputs, seconds = {}, {}, {}
+        for round_ in range(args.rounds):
+            for key in list(systems)[:: -1 if round_ % 2 else 1]:
+                start = time.perf_counter()
+                with torch.inference_mode(), systems[key]() as translate_batches:
+                    outputs[key] = translate_ids(
+                        translate_batches,
+                        tokenizer,
+                        columns[src],
+                        src,
+                        tgt,
+                        args.batch_size,
+                        args.num_beams,
+                        max_new_tokens_for,
+                    )
+                seconds[key] = min(seconds.get(key, math.inf), time.perf_counter() - start)
+        for (family, weights), hypotheses in outputs.items():
             result = score(hypotheses, columns[tgt], tgt)
             row = dict(direction=direction, system=f"{family} {weights}", bleu=result["bleu"], chrf=result["chrf"],
-                       sent_s=len(hypotheses) / seconds)  # fmt: skip
+                       sent_s=len(hypotheses) / seconds[family, weights])  # fmt: skip
             base_bleu, base_hypotheses = reference.setdefault(family, (result["bleu"], hypotheses))
             row["delta_bleu"] = result["bleu"] - base_bleu
             row["identical"] = sum(a == b for a, b in zip(hypotheses, base_hypotheses)) / len(hypotheses)
