@@ -1,13 +1,10 @@
-import torch, time, statistics, sys
-sys.path.insert(0, ".")
+"""Greedy search's argmax over one row of bf16 logits: with and without their float32 copy. Usage: bf16_argmax.py"""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+from common import median_time
 from zhen.fast_generation import argmax, Workspace
-torch.set_num_threads(2)
-def med(f, n=2000):
-    for _ in range(50): f()
-    ts=[]
-    for _ in range(n):
-        s=time.perf_counter(); f(); ts.append(time.perf_counter()-s)
-    return statistics.median(ts)*1e6
+def med(f): return median_time(f, 2000, warmup=50) * 1e6
 for V in (16000, 32000):
     x = torch.randn(1, V).bfloat16(); ws = Workspace()
     print(V, "copy+argmax helper %.1f us" % med(lambda: argmax(ws.copy("logits", x, torch.float32))))

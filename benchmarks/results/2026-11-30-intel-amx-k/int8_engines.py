@@ -1,15 +1,13 @@
-import torch, time, statistics, sys, copy, warnings
+"""The dynamic int8 products of a `small-cpu` layer and of a base layer at 1-256 rows, packed for FBGEMM and for
+oneDNN. Usage: int8_engines.py"""
+import copy, os, sys, warnings
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 warnings.simplefilter("ignore")
-sys.path.insert(0, ".")
+import torch
 from torch import nn
+from common import median_time
 from zhen.quantization import quantize_parts, pack_for
-torch.set_num_threads(2)
-def med(f, n=200):
-    for _ in range(10): f()
-    ts=[]
-    for _ in range(n):
-        s=time.perf_counter(); f(); ts.append(time.perf_counter()-s)
-    return statistics.median(ts)*1e6
+def med(f): return median_time(f, 200, warmup=10) * 1e6
 for shapes in ([(256, 768), (256, 256), (256, 1024), (1024, 256)], [(512, 1536), (512, 512), (512, 2048), (2048, 512)]):
     for rows in (1, 4, 16, 64, 256):
         line = f"rows {rows:3d}:"

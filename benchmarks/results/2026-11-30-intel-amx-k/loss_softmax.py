@@ -1,12 +1,12 @@
-import torch, time, statistics
-torch.set_num_threads(2)
-import sys; sys.path.insert(0, "."); from zhen import hardware; print(hardware.keep_freed_memory(True))
-def med(f, n=7):
-    f(); f()
-    ts=[]
-    for _ in range(n):
-        s=time.perf_counter(); f(); ts.append(time.perf_counter()-s)
-    return statistics.median(ts)*1e3
+"""The loss's softmax, log-softmax, exp and amax over (2,048, 32,000) logits, with training's heap settings.
+Usage: loss_softmax.py"""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+from common import median_time
+from zhen import hardware
+print(hardware.keep_freed_memory(True))
+def med(f): return median_time(f, 7) * 1e3
 x = (torch.randn(2048, 32000) * 3).bfloat16()
 xf = x.float()
 for r in range(2):

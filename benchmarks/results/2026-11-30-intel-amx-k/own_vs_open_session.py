@@ -1,17 +1,14 @@
-import sys, time, statistics, warnings
-import torch
-warnings.simplefilter("ignore")
-from transformers.utils import logging; logging.set_verbosity_error()
-import zhen, zhen.fast_generation as fg
-fg.SCRIPT_AFTER_SECONDS = 0
-from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
+"""One text a call through zhen.translate with its own session (as users call it) and inside a session held open,
+taking turns per text, and FastDecoder.generate alone. Usage: own_vs_open_session.py CHECKPOINT BEAMS"""
+import os, sys, time, statistics
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import load
+import zhen
 from zhen.fast_generation import FastDecoder
 from zhen.data import load_parallel
 from zhen.evaluation import parallel_columns
-torch.set_num_threads(2)
 path, beams = sys.argv[1], int(sys.argv[2])
-tok = ZhenTokenizerFast.from_pretrained(path)
-m = ZhenForConditionalGeneration.from_pretrained(path).eval()
+m, tok = load(path)
 for src, tgt in (("en","zh"),("zh","en")):
     texts = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 16)[src]
     for t in texts[:4]: zhen.translate(t, m, tok, src_lang=src, tgt_lang=tgt, num_beams=beams)

@@ -1,11 +1,10 @@
-import torch, time, statistics
-torch.set_num_threads(2)
-def med(f, n=30):
-    f(); f()
-    ts=[]
-    for _ in range(n):
-        s=time.perf_counter(); f(); ts.append(time.perf_counter()-s)
-    return statistics.median(ts)
+"""The same products with oneDNN's packing made for a batch size (`_reorder_linear_weight(w, rows)`).
+Usage: packing_hint.py"""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+from common import median_time
+def med(f): return median_time(f, 30)
 shapes = [(1536,512),(512,512),(512,512),(512,512),(2048,512),(512,2048)]*6 + [(32000,512)]
 W16 = [torch.randn(*s).bfloat16() for s in shapes]
 nbytes16 = sum(w.numel()*2 for w in W16)

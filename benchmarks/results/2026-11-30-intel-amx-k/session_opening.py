@@ -1,20 +1,15 @@
-import sys, time, statistics, warnings, cProfile, pstats
-import torch
-warnings.simplefilter("ignore")
-from transformers.utils import logging; logging.set_verbosity_error()
-import zhen, zhen.fast_generation as fg
-from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
+"""What opening and closing a FastDecoder session costs, and the parts of the SessionPlan's check (then a cProfile
+of 300 sessions). Usage: session_opening.py CHECKPOINT"""
+import os, sys, cProfile, pstats
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import load, median_time
+import zhen
+import zhen.fast_generation as fg
 from zhen.fast_generation import FastDecoder
-torch.set_num_threads(2)
 path = sys.argv[1]
-tok = ZhenTokenizerFast.from_pretrained(path)
-m = ZhenForConditionalGeneration.from_pretrained(path).eval()
+m, tok = load(path, compile_at_once=False)
 zhen.translate("I love nature very much.", m, tok, tgt_lang="zh")
-def med(f, n=500):
-    ts=[]
-    for _ in range(n):
-        s=time.perf_counter(); f(); ts.append(time.perf_counter()-s)
-    return statistics.median(ts)*1e3
+def med(f): return median_time(f, 500, warmup=0) * 1e3
 def sess():
     with FastDecoder(m): pass
 print("FastDecoder() %.3f ms" % med(lambda: FastDecoder(m)))

@@ -1,14 +1,11 @@
-import sys, warnings
-import torch
-warnings.simplefilter("ignore")
-from transformers.utils import logging; logging.set_verbosity_error()
-import zhen, zhen.fast_generation as fg
-fg.SCRIPT_AFTER_SECONDS = 0
-from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
-torch.set_num_threads(2)
+"""Every top-level PyTorch operation of one zhen.translate call of one text, in order, with its time.
+Usage: step_operations.py CHECKPOINT BEAMS"""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import load
+import zhen
 path, beams = sys.argv[1], int(sys.argv[2])
-tok = ZhenTokenizerFast.from_pretrained(path)
-m = ZhenForConditionalGeneration.from_pretrained(path).eval()
+m, tok = load(path)
 t = "Tom didn't want to go there by himself."
 for _ in range(3): zhen.translate(t, m, tok, tgt_lang="zh", num_beams=beams)
 from torch.profiler import profile
