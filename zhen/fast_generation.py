@@ -876,8 +876,8 @@ class SessionPlan:
         self.modules, self.modes = modules[1:], [module.training for module in modules]
         self.swaps = [(None if parent is model else parent, name, original, parent._modules[name])
                       for parent, name, original in session.swapped]  # fmt: skip
-        with _COPIES_LOCK:
-            self.copies = list(_COPIES.get(model, {}).items())
+        with _COPIES_LOCK:  # a plain session makes no copies: those kept from another session are not its own
+            self.copies = [] if session.weights == "plain" else list(_COPIES.get(model, {}).items())
 
     def holds(self, session: "FastDecoder", modules: list[nn.Module]) -> bool:
         """Whether the session would make these swaps itself: the same options and the model as it was."""
