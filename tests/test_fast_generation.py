@@ -1099,19 +1099,24 @@ def test_the_row_indices_kept_for_row_sums_stay_few():
 
 
 @pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
-@pytest.mark.parametrize("weights", ["plain", "packed", "bf16", "int8", "int8-onednn"])
+@pytest.mark.parametrize("weights", ["plain", "packed", "bf16", "int8", "int8-onednn", "int8-amx"])
 @pytest.mark.parametrize("row_sums", [True, False])
 def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
-    position_embedding_type, normalize_before, weights, row_sums
+    position_embedding_type, normalize_before, weights, row_sums, monkeypatch
 ):
     """Bit for bit, step after step (the beams reordered between steps), compiled by TorchScript and in Python, in
     every session a CPU opens, with attention's products as row sums and as matmuls; int8 also with every product
-    packed for oneDNN (whose fused ReLU PyTorch leaves out)."""
+    packed for oneDNN (whose fused ReLU PyTorch leaves out), and with the steps' rows sent to oneDNN as on AMX
+    (`RowDispatchedLinear`)."""
+    from zhen import quantization
     from zhen.quantization import pack_for, quantize_dynamic
 
     model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
     if weights.startswith("int8"):
-        model = quantize_dynamic(model)
+        monkeypatch.setattr(quantization, "MANY_ROWS", 1 if weights == "int8-amx" else quantization.MANY_ROWS)
+        monkeypatch.setattr(quantization, "WIDE_WEIGHT", 1 if weights == "int8-amx" else quantization.WIDE_WEIGHT)
+        with hardware.forced(amx_int8="on" if weights == "int8-amx" else "off"):
+            model = quantize_dynamic(model)
         for linear in model.modules():
             if weights == "int8-onednn" and isinstance(linear, torch.ao.nn.quantized.dynamic.Linear):
                 pack_for(linear, "onednn")

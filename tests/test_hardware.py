@@ -25,12 +25,12 @@ def test_forced_values_apply_inside_the_block_only():
 
 def test_environment_variable_forces_too(monkeypatch):
     monkeypatch.setenv(
-        "ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,onednn_packing=off,cuda=false,onednn_int8=off"
+        "ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,onednn_packing=off,cuda=false,onednn_int8=off,amx_int8=on"
     )
     machine = hardware.current()
     assert (machine.cpu_bf16, machine.mkl_packing, machine.onednn_packing, machine.cuda) == ("emulated", "off", "off",
                                                                                             False)  # fmt: skip
-    assert machine.onednn_int8 == "off"
+    assert (machine.onednn_int8, machine.amx_int8) == ("off", "on")
     monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=fast")
     with pytest.raises(ValueError, match=r"ZHEN_HARDWARE: cpu_bf16='fast' is invalid"):
         hardware.current()
@@ -84,10 +84,14 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         with hardware.forced(cpu_bf16=cpu_bf16, onednn_packing="on", fbgemm="off", cuda=False):
             env.main([])
         assert "drafted by an int8 copy" not in capsys.readouterr().out
-    for onednn_int8, fbgemm, kernels in [("on", "on", "FBGEMM's int8 kernels, the LM head with oneDNN's"),
-                                         ("off", "on", "FBGEMM's int8 kernels\n"),
-                                         ("off", "off", "PyTorch's default int8 kernels")]:  # fmt: skip
-        with hardware.forced(onednn_int8=onednn_int8, fbgemm=fbgemm):
+    amx = ", batches of many rows with oneDNN's in AMX tiles"
+    for onednn_int8, fbgemm, amx_int8, kernels in [
+        ("on", "on", "off", "FBGEMM's int8 kernels, the LM head with oneDNN's\n"),
+        ("on", "on", "on", f"FBGEMM's int8 kernels, the LM head with oneDNN's{amx}\n"),
+        ("off", "on", "off", "FBGEMM's int8 kernels\n"),
+        ("off", "off", "off", "PyTorch's default int8 kernels"),
+    ]:
+        with hardware.forced(onednn_int8=onednn_int8, fbgemm=fbgemm, amx_int8=amx_int8):
             env.main([])
         assert f"int8 (--int8, zhen.quantization) multiplies with {kernels}" in capsys.readouterr().out
     for machine in (dict(onednn_packing="off", mkl_packing="on"), dict(onednn_packing="on", float32_packing="mkl")):

@@ -1,5 +1,7 @@
 """int8 dynamic quantization: a separate copy, still a working translator that agrees with float32."""
 
+import sys
+
 import pytest
 import torch
 
@@ -161,3 +163,76 @@ def test_a_model_quantized_for_onednn_takes_its_relu_apart_and_decodes_as_its_ge
         with FastDecoder(quantized) as decoder:
             fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
         assert torch.equal(fast, quantized.generate(**batch, **kwargs))
+
+
+ONEDNN = "onednn" in torch.backends.quantized.supported_engines
+
+
+@pytest.mark.skipif(not ONEDNN, reason="this PyTorch has no oneDNN")
+@pytest.mark.parametrize("amx_int8", ["on", "off"])
+def test_on_amx_int8_products_send_batches_of_many_rows_to_onednn(tiny_model, monkeypatch, amx_int8):
+    """With AMX (forced here on any CPU), a wide enough int8 product multiplies batches of `MANY_ROWS` rows or more by
+    a oneDNN packing of the same int8 weight, fewer by FBGEMM's: the same numbers to float32 rounding. The LM head,
+    packed for oneDNN already, keeps it; narrow products keep FBGEMM's. Without AMX the products are PyTorch's."""
+    import copy
+    import pickle
+
+    from zhen import hardware, quantization
+    from zhen.quantization import RowDispatchedLinear, pack_for
+
+    monkeypatch.setattr(quantization, "MANY_ROWS", 8)
+    monkeypatch.setattr(quantization, "WIDE_WEIGHT", tiny_model.config.d_model**2)
+    with hardware.forced(amx_int8=amx_int8, onednn_int8="on"):
+        quantized = quantize_dynamic(tiny_model)
+    linears = _int8_linears(quantized)
+    if amx_int8 == "off":
+        assert all(type(m) is torch.ao.nn.quantized.dynamic.Linear for m in linears)
+        return
+    assert all(type(m) is RowDispatchedLinear for m in linears)
+    assert quantized.lm_head.many_rows_numel == sys.maxsize and quantized.lm_head.packed_for == "onednn"
+    mlp = quantized.get_decoder().layers[0].mlp
+    d_model = tiny_model.config.d_model
+    assert mlp.fc1.many_rows_numel == 8 * d_model  # d_model x ffn: wide
+    assert RowDispatchedLinear(d_model, d_model // 2).many_rows_numel == sys.maxsize  # fewer than WIDE_WEIGHT
+    onednn = pack_for(copy.deepcopy(mlp.fc1), "onednn")
+    fbgemm = pack_for(copy.deepcopy(mlp.fc1), "fbgemm")
+    for rows in (1, 7, 8, 40):
+        x = torch.randn(rows, d_model)
+        many = rows >= 8
+        own = mlp.fc1._packed_params._packed_params
+        assert (mlp.fc1.packing_for(x) is mlp.fc1.many_rows_packing()) == many
+        assert (mlp.fc1.packing_for(x) is own) == (not many)
+        assert torch.equal(mlp.fc1(x), (onednn if many else fbgemm)(x))
+        torch.testing.assert_close(mlp.fc1(x), fbgemm(x), rtol=1e-5, atol=1e-5)
+    x = torch.randn(40, d_model)
+    for copied in (copy.deepcopy(mlp.fc1), pickle.loads(pickle.dumps(mlp.fc1))):  # oneDNN's packing made again
+        assert copied._many_rows_packing is None and torch.equal(copied(x), mlp.fc1(x))
+    reloaded = copy.deepcopy(mlp.fc1)
+    reloaded.many_rows_packing()
+    reloaded.load_state_dict(fbgemm.state_dict())
+    assert reloaded._many_rows_packing is None and torch.equal(reloaded(x), mlp.fc1(x))
+
+
+@pytest.mark.skipif(not ONEDNN, reason="this PyTorch has no oneDNN")
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_an_amx_int8_session_sends_the_same_rows_to_onednn_and_decodes_as_quantized_generate(
+    tiny_model, tiny_pairs, tiny_tokenizer, monkeypatch, num_beams
+):
+    from zhen import hardware, quantization
+    from zhen.fast_generation import FastDecoder, Int8Linear
+
+    monkeypatch.setattr(quantization, "MANY_ROWS", 16)  # the encoder's rows and the batch's first steps
+    monkeypatch.setattr(quantization, "WIDE_WEIGHT", 1)
+    with hardware.forced(amx_int8="on"):
+        quantized = quantize_dynamic(tiny_model)
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
+    with FastDecoder(quantized) as decoder:
+        products = [m for m in quantized.modules() if isinstance(m, Int8Linear)]
+        dispatching = [m for m in products if m.many_rows is not m.packed]
+        assert dispatching and all(m.many_rows is m.linear.many_rows_packing() for m in dispatching)
+        fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
+    assert torch.equal(fast, quantized.generate(**batch, **kwargs))
+    texts = tiny_tokenizer.batch_decode(fast, skip_special_tokens=True)
+    assert sum(text == zh for text, (_, zh) in zip(texts, tiny_pairs)) >= len(tiny_pairs) - 2

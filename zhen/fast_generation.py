@@ -991,17 +991,25 @@ SCREEN_PATIENCE = 4  # steps of a batch the screen may decline (too many candida
 
 class Int8Linear(nn.Module):
     """A dynamically quantized int8 `Linear` (`zhen.quantization`) for decoding: the same int8 product of the same
-    packed weights, without the module's no-op cast of its float32 output to float32."""
+    packed weights, without the module's no-op cast of its float32 output to float32. The inputs of
+    `many_rows_numel` entries or more of a [`zhen.quantization.RowDispatchedLinear`] are multiplied by its oneDNN
+    packing (`many_rows`), as it multiplies them."""
 
     def __init__(self, linear: nn.Module):
         super().__init__()
         self.linear = linear
         self.packed = linear._packed_params._packed_params
         self.reduce_range = linear.version is not None and linear.version >= 4
+        self.many_rows_numel = getattr(linear, "many_rows_numel", sys.maxsize)
+        self.many_rows = self.packed if self.many_rows_numel == sys.maxsize else linear.many_rows_packing()
 
     def made_from(self, linear: nn.Module) -> bool:
         """Whether this replaces `linear` as it is now (not packed again since)."""
-        return self.linear is linear and self.packed is linear._packed_params._packed_params
+        return (
+            self.linear is linear
+            and self.packed is linear._packed_params._packed_params
+            and self.many_rows_numel == getattr(linear, "many_rows_numel", sys.maxsize)
+        )
 
     @staticmethod
     def replaces(module: nn.Module) -> bool:
@@ -1011,10 +1019,13 @@ class Int8Linear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype != torch.float32:
             return self.linear(x)
-        return torch.ops.quantized.linear_dynamic(x, self.packed, reduce_range=self.reduce_range)
+        packed = self.many_rows if x.numel() >= self.many_rows_numel else self.packed
+        return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=self.reduce_range)
 
     def relu(self, x: torch.Tensor) -> torch.Tensor:
-        """`relu(self(x))` of a float32 `x`, ReLU fused into the product."""
+        """`relu(self(x))` of a float32 `x`, ReLU fused into the product where its packing takes it ([`relu_fuses`])."""
+        if x.numel() >= self.many_rows_numel:
+            return torch.ops.quantized.linear_dynamic(x, self.many_rows, reduce_range=self.reduce_range).relu_()
         return torch.ops.quantized.linear_relu_dynamic(x, self.packed, reduce_range=self.reduce_range)
 
 
@@ -1051,7 +1062,7 @@ class Int8ReluMLP(nn.Module):
 
 def _lean_int8_class(module: nn.Module) -> type | None:
     """[`Int8ReluMLP`] or [`Int8Linear`], whichever replaces `module` in a session; None for neither."""
-    if type(module).__name__ not in ("Linear", "ZhenMLP"):  # most modules: a string test, not two class checks
+    if type(module).__name__ not in ("Linear", "RowDispatchedLinear", "ZhenMLP"):  # most modules: a string test
         return None
     return Int8ReluMLP if Int8ReluMLP.replaces(module) else Int8Linear if Int8Linear.replaces(module) else None
 

@@ -4,7 +4,7 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off,onednn_int8=off`.
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off,onednn_int8=off,amx_int8=off`.
 
 `zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
 
@@ -52,6 +52,9 @@ class Hardware:
         onednn_int8 (`str`): `"on"` where PyTorch's oneDNN multiplies int8 with VNNI or AMX instructions: there its
             product at the vocabulary's width beats FBGEMM's, and `zhen.quantization.quantize_dynamic` packs the LM
             head for it (measured: README, Performance).
+        amx_int8 (`str`): `"on"` where oneDNN multiplies int8 in AMX tiles: there its product beats FBGEMM's for
+            batches of many rows, and the int8 products of `zhen.quantization.quantize_dynamic` send those batches to
+            it (`zhen.quantization.RowDispatchedLinear`).
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
@@ -63,6 +66,7 @@ class Hardware:
     fbgemm: str
     glibc_malloc: str
     onednn_int8: str
+    amx_int8: str
     cuda: bool
     cuda_bf16: bool
 
@@ -82,7 +86,7 @@ class Hardware:
         preferred = "MKL" if self.preferred_float32_packing() == "mkl" else "oneDNN"
         packing += f", float32 weights packed by {preferred} where both can"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
-        packing += f", oneDNN int8 LM head {self.onednn_int8}"
+        packing += f", oneDNN int8 LM head {self.onednn_int8}, oneDNN int8 batches {self.amx_int8}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
@@ -100,6 +104,7 @@ def detected() -> Hardware:
         getattr(torch.cpu, check, lambda: False)() for check in ("_is_vnni_supported", "_is_amx_tile_supported")
     )
     onednn_int8 = int8_instructions and "onednn" in torch.backends.quantized.supported_engines
+    amx_int8 = onednn_int8 and getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()
     cuda = torch.cuda.is_available()
     return Hardware(
         cpu_bf16="native" if native else "emulated",
@@ -109,6 +114,7 @@ def detected() -> Hardware:
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
         glibc_malloc="on" if _mallopt() is not None else "off",
         onednn_int8="on" if onednn_int8 else "off",
+        amx_int8="on" if amx_int8 else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
@@ -268,6 +274,7 @@ def _check(values: dict, source: str) -> None:
         "fbgemm": SWITCHES,
         "glibc_malloc": SWITCHES,
         "onednn_int8": SWITCHES,
+        "amx_int8": SWITCHES,
         "cuda": (True, False),
         "cuda_bf16": (True, False),
     }
@@ -374,7 +381,8 @@ def report() -> str:
         "streams)",
         "int8 (--int8, zhen.quantization) multiplies with "
         + ("FBGEMM's int8 kernels, the LM head with oneDNN's" if machine.onednn_int8 == "on" else
-           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels"),
+           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels")
+        + (", batches of many rows with oneDNN's in AMX tiles" if machine.amx_int8 == "on" else ""),
     ]  # fmt: skip
     return "\n".join(lines)
 

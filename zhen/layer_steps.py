@@ -242,15 +242,21 @@ class MklProduct(Product):
 
 
 class Int8Product(Product):
-    """The int8 product of an `Int8Linear` (a dynamically quantized `Linear`'s packed weight), ReLU fused into it."""
+    """The int8 product of an `Int8Linear` (a dynamically quantized `Linear`'s packed weight), ReLU fused into it; its
+    inputs of `many_rows_numel` entries or more multiplied by the `many_rows` packing, ReLU apart, as it does."""
 
     reduce_range: Final[bool]
+    many_rows_numel: Final[int]
 
-    def __init__(self, packed, reduce_range: bool):
+    def __init__(self, packed, reduce_range: bool, many_rows, many_rows_numel: int):
         super().__init__()
         self.packed, self.reduce_range = packed, reduce_range
+        self.many_rows, self.many_rows_numel = many_rows, many_rows_numel
 
     def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        if x.numel() >= self.many_rows_numel:
+            y = torch.ops.quantized.linear_dynamic(x, self.many_rows, self.reduce_range)
+            return y.relu_() if relu else y
         if relu:
             return torch.ops.quantized.linear_relu_dynamic(x, self.packed, self.reduce_range)
         return torch.ops.quantized.linear_dynamic(x, self.packed, self.reduce_range)
@@ -470,7 +476,7 @@ def product_of(module: nn.Module) -> nn.Module | None:
         product = OnednnProduct if module.packed else PlainProduct
         return product(module.weight, module.bias, True, plain, plain_bias, rows)
     if kind == "Int8Linear":
-        return Int8Product(module.packed, module.reduce_range)
+        return Int8Product(module.packed, module.reduce_range, module.many_rows, module.many_rows_numel)
     if kind in ("Bf16ReluMLP", "Int8ReluMLP"):
         fc1, fc2 = product_of(module.fc1), product_of(module.fc2)
         return FeedForward(fc1, fc2, "relu")

@@ -3,12 +3,15 @@
 
 `quantize_dynamic(model)` returns a copy whose `nn.Linear` layers (attention projections, feed-forward, LM head) keep
 int8 weights with one scale per output row and quantize their inputs on the fly (PyTorch's dynamic quantization:
-FBGEMM's int8 kernels, and oneDNN's for the LM head where the CPU has VNNI or AMX). Embeddings and norms stay float32.
+FBGEMM's int8 kernels; oneDNN's for the LM head where the CPU has VNNI or AMX, and on AMX for the batches of many rows
+that [`RowDispatchedLinear`] sends there). Embeddings and norms stay float32.
 Use it with `zhen.fast_generation.generate` or `model.generate`; `benchmarks/bleu_int8.py` measures what it costs in
 BLEU on a trained checkpoint.
 """
 
+import contextlib
 import copy
+import sys
 import warnings
 
 import torch
@@ -17,11 +20,63 @@ from torch import nn
 from . import hardware
 
 
+# From this many rows oneDNN's int8 product in AMX tiles beats FBGEMM's, for weights of at least WIDE_WEIGHT entries
+# (benchmarks/results/2026-11-30-intel-amx-l.md).
+MANY_ROWS = 128
+WIDE_WEIGHT = 1 << 18
+
+
+class RowDispatchedLinear(torch.ao.nn.quantized.dynamic.Linear):
+    """A dynamic int8 `Linear` that multiplies batches of at least `MANY_ROWS` rows by a second packing of its int8
+    weight, oneDNN's (AMX tiles), and fewer rows by its own, FBGEMM's, which is faster there. Both hold the same int8
+    weight and scales and quantize the input alike: the two products agree to float32 rounding. Weights of fewer than
+    `WIDE_WEIGHT` entries keep FBGEMM's product at every batch size. [`quantize_dynamic`] makes these where
+    `zhen.hardware`'s `amx_int8` is on; oneDNN's packing is made at its first use, and again after a copy."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        wide = self.in_features * self.out_features >= WIDE_WEIGHT
+        self.many_rows_numel = MANY_ROWS * self.in_features if wide else sys.maxsize  # inputs this large go to oneDNN
+        self._many_rows_packing = None
+
+    def many_rows_packing(self):
+        """The weight packed for oneDNN (made once; a copy of this module, or one loaded, makes it again)."""
+        if self._many_rows_packing is None:
+            with packing_for_engine("onednn"):
+                self._many_rows_packing = torch.ops.quantized.linear_prepack(*self._weight_bias())
+        return self._many_rows_packing
+
+    def packing_for(self, x: torch.Tensor):
+        """The packed weight that multiplies `x`: oneDNN's for many rows, else this module's own."""
+        if x.numel() >= self.many_rows_numel:
+            return self.many_rows_packing()
+        return self._packed_params._packed_params
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        reduce_range = self.version is not None and self.version >= 4  # as PyTorch's dynamic `Linear`
+        return torch.ops.quantized.linear_dynamic(x, self.packing_for(x), reduce_range=reduce_range).to(x.dtype)
+
+    def set_weight_bias(self, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+        super().set_weight_bias(weight, bias)
+        self._many_rows_packing = None
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self._many_rows_packing = None
+
+    def __getstate__(self):
+        return {**super().__getstate__(), "_many_rows_packing": None}  # packed for the engine a copy is made under
+
+    def _get_name(self):
+        return "RowDispatchedQuantizedLinear"
+
+
 def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     """An int8 copy of `model` for CPU inference (eval mode). The original model is left untouched. Where oneDNN
     multiplies int8 with VNNI or AMX instructions (`zhen.hardware`'s `onednn_int8`), the LM head's weight is packed
-    for oneDNN, whose product at the vocabulary's width is the faster one there; the narrower products stay FBGEMM's
-    (measured: README, Performance)."""
+    for oneDNN, whose product at the vocabulary's width is the faster one there; the narrower products stay FBGEMM's,
+    and on AMX (`amx_int8`) send their batches of many rows to oneDNN ([`RowDispatchedLinear`]; measured: README,
+    Performance)."""
     return quantize_parts(copy.deepcopy(model).float().eval(), per_channel=per_channel)
 
 
@@ -35,9 +90,10 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
 
     qconfig = per_channel_dynamic_qconfig if per_channel else default_dynamic_qconfig
     spec = {nn.Linear: qconfig} if parts is None else dict.fromkeys(parts, qconfig)
+    amx = hardware.current().amx_int8 == "on"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
-        linears = {nn.Linear: torch.ao.nn.quantized.dynamic.Linear}  # within `parts`, nothing else
+        linears = {nn.Linear: RowDispatchedLinear if amx else torch.ao.nn.quantized.dynamic.Linear}  # nothing else
         quantized = torch_quantize_dynamic(model, spec, dtype=torch.qint8, mapping=linears, inplace=True)
     for module in quantized.modules():
         if isinstance(module, torch.ao.nn.quantized.dynamic.Linear):
@@ -46,6 +102,8 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
     int8_head = isinstance(head, torch.ao.nn.quantized.dynamic.Linear)
     if onednn_head and int8_head and hardware.current().onednn_int8 == "on":
         pack_for(head, "onednn")
+        if isinstance(head, RowDispatchedLinear):
+            head.many_rows_numel = sys.maxsize  # oneDNN's at every batch size
     return quantized
 
 
@@ -54,19 +112,26 @@ def pack_for(linear: nn.Module, engine: str) -> nn.Module:
     same int8 weight and scales, in the layout of the kernels that multiply by it; `linear.packed_for` names them
     (set on every product `quantize_dynamic` quantizes: decoding fuses ReLU into a product only where it knows
     the packing takes it; oneDNN's does not dependably, [`zhen.fast_generation.relu_fuses`])."""
-    weight, bias = linear._weight_bias()
-    previous = torch.backends.quantized.engine
-    torch.backends.quantized.engine = engine  # what packing packs for
-    try:
-        linear.set_weight_bias(weight, bias)
-    finally:
-        torch.backends.quantized.engine = previous
+    with packing_for_engine(engine):
+        linear.set_weight_bias(*linear._weight_bias())
     linear.packed_for = engine
     return linear
 
 
+@contextlib.contextmanager
+def packing_for_engine(engine: str):
+    """Inside the block PyTorch packs int8 weights for `engine`'s kernels (its quantized engine packs for)."""
+    previous = torch.backends.quantized.engine
+    torch.backends.quantized.engine = engine
+    try:
+        yield
+    finally:
+        torch.backends.quantized.engine = previous
+
+
 def is_quantized(model: nn.Module) -> bool:
-    return any(type(m).__module__.startswith("torch.ao.nn.quantized") for m in model.modules())
+    return any(type(m).__module__.startswith("torch.ao.nn.quantized") or isinstance(m, RowDispatchedLinear)
+               for m in model.modules())  # fmt: skip
 
 
-__all__ = ["quantize_dynamic", "quantize_parts", "is_quantized", "pack_for"]
+__all__ = ["quantize_dynamic", "quantize_parts", "is_quantized", "pack_for", "RowDispatchedLinear"]
