@@ -212,8 +212,11 @@ def test_several_positions_in_one_pass_are_those_steps_compute(program):
 def test_the_draft_is_int8_shares_the_rest_and_leaves_the_model_as_it_was():
     model = tiny_model()
     state = {name: tensor.clone() for name, tensor in model.state_dict().items()}
-    draft = int8_draft(model)
+    with hardware.forced(amx_int8="on"):
+        draft = int8_draft(model)
     assert is_quantized(draft.get_decoder()) and is_quantized(draft.lm_head)
+    int8 = [m for m in draft.modules() if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
+    assert all(type(m) is torch.ao.nn.quantized.dynamic.Linear for m in int8)  # a few rows a step: FBGEMM's, on AMX too
     assert not is_quantized(draft.get_encoder()) and not is_quantized(model)
     assert draft.get_encoder().layers[0].mlp.fc1.weight is model.get_encoder().layers[0].mlp.fc1.weight
     assert draft.get_decoder().embed_tokens.weight is model.get_decoder().embed_tokens.weight

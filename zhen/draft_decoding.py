@@ -73,7 +73,7 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
         shared[module_id] = copy.deepcopy(original, shared)
     draft = copy.deepcopy(model, shared).eval()
     head_name = next(name for name, module in draft.named_modules() if module is draft.get_output_embeddings())
-    quantize_parts(draft, [*names, head_name], onednn_head=False)
+    quantize_parts(draft, [*names, head_name], onednn_head=False, onednn_batches=False)  # a few rows a step
     draft.draft_length, draft.beam_draft_length = DraftLength(), DraftLength()
     _DRAFTS[model] = [fast_generation.WeightStamp(weight) for weight in weights], draft
     return draft

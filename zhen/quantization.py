@@ -81,16 +81,17 @@ def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
 
 
 def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel: bool = True,
-                   onednn_head: bool = True) -> nn.Module:  # fmt: skip
+                   onednn_head: bool = True, onednn_batches: bool = True) -> nn.Module:  # fmt: skip
     """[`quantize_dynamic`] in place: the `nn.Linear` layers of `model`'s submodules named `parts` (all of them by
     default) replaced by dynamic int8 ones, the LM head packed for oneDNN where [`quantize_dynamic`] packs it
-    (`onednn_head`); returns `model`."""
+    (`onednn_head`), batches of many rows sent to oneDNN where it sends them (`onednn_batches`: a model that only ever
+    multiplies few rows, as a draft, leaves it off); returns `model`."""
     from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
     qconfig = per_channel_dynamic_qconfig if per_channel else default_dynamic_qconfig
     spec = {nn.Linear: qconfig} if parts is None else dict.fromkeys(parts, qconfig)
-    amx = hardware.current().amx_int8 == "on"
+    amx = onednn_batches and hardware.current().amx_int8 == "on"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
         linears = {nn.Linear: RowDispatchedLinear if amx else torch.ao.nn.quantized.dynamic.Linear}  # nothing else
