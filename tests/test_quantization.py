@@ -218,21 +218,30 @@ def test_on_amx_int8_products_send_batches_of_many_rows_to_onednn(tiny_model, mo
 def test_an_amx_int8_session_sends_the_same_rows_to_onednn_and_decodes_as_quantized_generate(
     tiny_model, tiny_pairs, tiny_tokenizer, monkeypatch, num_beams
 ):
+    """A session's int8 products send the rows the model's own would send to oneDNN, so the two agree; a session
+    that never multiplies that many rows never packs for oneDNN (it costs ~10-25 ms a base weight)."""
     from zhen import hardware, quantization
     from zhen.fast_generation import FastDecoder, Int8Linear
+    from zhen.quantization import RowDispatchedLinear
 
     monkeypatch.setattr(quantization, "MANY_ROWS", 16)  # the encoder's rows and the batch's first steps
     monkeypatch.setattr(quantization, "WIDE_WEIGHT", 1)
     with hardware.forced(amx_int8="on"):
         quantized = quantize_dynamic(tiny_model)
     tiny_tokenizer.src_lang = "en"
-    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
     kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
+    one = tiny_tokenizer(tiny_pairs[0][0], return_tensors="pt")
+    assert max(one["input_ids"].numel(), num_beams) < 16  # the encoder's rows, the decoder's
     with FastDecoder(quantized) as decoder:
-        products = [m for m in quantized.modules() if isinstance(m, Int8Linear)]
-        dispatching = [m for m in products if m.many_rows is not m.packed]
-        assert dispatching and all(m.many_rows is m.linear.many_rows_packing() for m in dispatching)
+        decoder.generate(one["input_ids"], one["attention_mask"], **kwargs)
+    dispatching = [m for m in quantized.modules() if isinstance(m, RowDispatchedLinear) and m is not quantized.lm_head]
+    assert dispatching and all(m._many_rows_packing is None for m in dispatching)
+
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    with FastDecoder(quantized) as decoder:
         fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
+        products = [m for m in quantized.modules() if isinstance(m, Int8Linear) and m.onednn_rows == 16]
+        assert len(products) == len(dispatching) and all(m.many_rows is m.linear.many_rows_packing() for m in products)
     assert torch.equal(fast, quantized.generate(**batch, **kwargs))
     texts = tiny_tokenizer.batch_decode(fast, skip_special_tokens=True)
     assert sum(text == zh for text, (_, zh) in zip(texts, tiny_pairs)) >= len(tiny_pairs) - 2

@@ -224,6 +224,7 @@ class FastDecoder:
         self.programs_lock = threading.Lock()
         self.lock = _lock_of(model)
         self.swapped: list[tuple[nn.Module, str, nn.Module]] = []
+        self.onednn_rows = sys.maxsize  # the fewest rows one of its int8 products sends to oneDNN ([`Int8Linear`])
         self.parent_modes: list[bool] = []  # each swap's parent's `training` when the session swapped
         self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
 
@@ -362,6 +363,7 @@ class FastDecoder:
         """Put `replacement` in `original`'s place (`parent.name`) until the session closes."""
         self.swapped.append((parent, name, original))
         self.parent_modes.append(parent.training)
+        self.onednn_rows = min(self.onednn_rows, getattr(replacement, "onednn_rows", sys.maxsize))
         if replacement.training != original.training:  # a new session copy: in training mode, as modules are made
             replacement.train(original.training)
         _put(parent, name, replacement)
@@ -500,7 +502,7 @@ class FastDecoder:
         script_layers = self.scripts() if script_layers is None else script_layers
         # Under the caller's autocast the session's products compute as autocast has them: the layers' forwards run.
         inline_layers = inline_layers and inline_layers_work(self.model) and not torch.is_autocast_enabled(device_type)
-        layer_steps = self.layer_steps(script_layers) if inline_layers else None
+        layer_steps = self.layer_steps(script_layers, len(input_ids) * num_beams) if inline_layers else None
         # In bf16 the encoder (but one text's, whose layers' program multiplies in bf16 itself), and the source's keys
         # and values for cross-attention, run under autocast; the decoder's norms, attention and cache stay float32.
         encoder_states = self.encode(input_ids, attention_mask, in_bf16, script_layers)
@@ -538,14 +540,30 @@ class FastDecoder:
         [`scripting_due`]."""
         return self.script_layers if self.script_layers is not None else scripting_due(self.model)
 
-    def layer_steps(self, script: bool) -> "DecoderLayerSteps | None":
+    def layer_steps(self, script: bool, rows: int = 1) -> "DecoderLayerSteps | None":
         """The decoder's layers as one program over this session's modules ([`zhen.layer_steps.decoder_layer_steps`]),
-        compiled by TorchScript with `script` (where it can be); None where the program does not know one of them
-        (the layers' forwards run). Made once per session."""
+        compiled by TorchScript with `script` (where it can be), for steps of up to `rows` rows; None where the
+        program does not know one of them (the layers' forwards run). Made once per session, and once more for the
+        first steps with enough rows for oneDNN's int8 products ([`onednn_ready`])."""
+        many = self.onednn_ready(rows)
         with self.programs_lock:
-            if script not in self.programs:
-                self.programs[script] = kept_steps(self.model.get_decoder(), self.model, script)
-            return self.programs[script]
+            if (script, many) not in self.programs:
+                self.programs[script, many] = kept_steps(self.model.get_decoder(), self.model, script, variant=many)
+            return self.programs[script, many]
+
+    def onednn_ready(self, rows: int) -> bool:
+        """Whether `rows` rows are enough for one of this session's int8 products to multiply them by oneDNN's
+        packing ([`zhen.quantization.RowDispatchedLinear`]); if so, every such packing is made now, so that a program
+        built next holds them. Made at first need: a session of a few rows a step never pays for them."""
+        if rows < self.onednn_rows:
+            return False
+        for parent, name, _ in self.swapped:
+            replacement = parent._modules[name]
+            products = [replacement.fc1, replacement.fc2] if isinstance(replacement, Int8ReluMLP) else [replacement]
+            for product in products:
+                if isinstance(product, Int8Linear) and product.onednn_rows != sys.maxsize:
+                    product.onednn_packing()
+        return True
 
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor, in_bf16: bool = False,
                script_layers: bool | None = None) -> torch.Tensor:  # fmt: skip
@@ -556,7 +574,7 @@ class FastDecoder:
         its attention per group of similar-length sentences."""
         encoder = self.model.get_encoder()
         unpadded = bool(attention_mask.all())
-        steps = self.encoder_steps(input_ids.device, script_layers) if unpadded else None
+        steps = self.encoder_steps(input_ids.device, script_layers, input_ids.numel()) if unpadded else None
         if steps is not None:
             positions = torch.arange(input_ids.shape[1], device=input_ids.device)[None]
             hidden_states, position_embeddings = encoder.embed(input_ids, None, positions)
@@ -571,11 +589,12 @@ class FastDecoder:
             with self.encoding_with(PACKED_ATTENTION):
                 return unpack(encoder(**packed).last_hidden_state, attention_mask)
 
-    def encoder_steps(self, device: torch.device, script_layers: bool | None = None) -> "EncoderSteps | None":
+    def encoder_steps(self, device: torch.device, script_layers: bool | None = None,
+                      rows: int = 1) -> "EncoderSteps | None":  # fmt: skip
         """The encoder's layers as one program over this session's modules ([`zhen.layer_steps.EncoderSteps`]) for
-        sentences without padding (one text a call), compiled with `script_layers` (by default as the session
-        [`scripts`]); None where the layers' forwards run (as for the decoder: [`inline_layers_work`]; on a GPU; under
-        autocast; attention other than SDPA or eager)."""
+        sentences without padding (one text a call) of up to `rows` tokens, compiled with `script_layers` (by default
+        as the session [`scripts`]); None where the layers' forwards run (as for the decoder: [`inline_layers_work`];
+        on a GPU; under autocast; attention other than SDPA or eager)."""
         encoder = self.model.get_encoder()
         if (
             device.type != "cpu"
@@ -587,11 +606,11 @@ class FastDecoder:
             return None
         sdpa = self.attn_implementation == "sdpa"
         script_layers = self.scripts() if script_layers is None else script_layers
-        key = ("encoder", script_layers, sdpa)
+        key = ("encoder", script_layers, sdpa, self.onednn_ready(rows))
         with self.programs_lock:
             if key not in self.programs:
                 build = functools.partial(encoder_steps, sdpa=sdpa)
-                self.programs[key] = kept_steps(encoder, encoder, script_layers, build, variant=sdpa)
+                self.programs[key] = kept_steps(encoder, encoder, script_layers, build, variant=key[2:])
             return self.programs[key]
 
     @contextlib.contextmanager
@@ -1001,7 +1020,15 @@ class Int8Linear(nn.Module):
         self.packed = linear._packed_params._packed_params
         self.reduce_range = linear.version is not None and linear.version >= 4
         self.many_rows_numel = getattr(linear, "many_rows_numel", sys.maxsize)
-        self.many_rows = self.packed if self.many_rows_numel == sys.maxsize else linear.many_rows_packing()
+        wide = self.many_rows_numel != sys.maxsize
+        self.onednn_rows = self.many_rows_numel // linear.in_features if wide else sys.maxsize
+        self.many_rows = None  # oneDNN's packing, made at first need ([`onednn_packing`])
+
+    def onednn_packing(self):
+        """The weight's oneDNN packing, for inputs of `many_rows_numel` entries or more (made once, by the module)."""
+        if self.many_rows is None:
+            self.many_rows = self.linear.many_rows_packing()
+        return self.many_rows
 
     def made_from(self, linear: nn.Module) -> bool:
         """Whether this replaces `linear` as it is now (not packed again since)."""
@@ -1019,13 +1046,13 @@ class Int8Linear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.dtype != torch.float32:
             return self.linear(x)
-        packed = self.many_rows if x.numel() >= self.many_rows_numel else self.packed
+        packed = self.onednn_packing() if x.numel() >= self.many_rows_numel else self.packed
         return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=self.reduce_range)
 
     def relu(self, x: torch.Tensor) -> torch.Tensor:
         """`relu(self(x))` of a float32 `x`, ReLU fused into the product where its packing takes it ([`relu_fuses`])."""
         if x.numel() >= self.many_rows_numel:
-            return torch.ops.quantized.linear_dynamic(x, self.many_rows, reduce_range=self.reduce_range).relu_()
+            return torch.ops.quantized.linear_dynamic(x, self.onednn_packing(), reduce_range=self.reduce_range).relu_()
         return torch.ops.quantized.linear_relu_dynamic(x, self.packed, reduce_range=self.reduce_range)
 
 
@@ -1037,6 +1064,7 @@ class Int8ReluMLP(nn.Module):
         super().__init__()
         self.mlp = mlp
         self.fc1, self.fc2 = Int8Linear(mlp.fc1), Int8Linear(mlp.fc2)
+        self.onednn_rows = min(self.fc1.onednn_rows, self.fc2.onednn_rows)
 
     def made_from(self, mlp: nn.Module) -> bool:
         """Whether this replaces `mlp` as it is now (the same products, packed as they were)."""

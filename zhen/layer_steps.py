@@ -15,6 +15,7 @@ text a call), whose layers' forwards otherwise cost more than their products at 
 """
 
 import contextlib
+import sys
 import threading
 import warnings
 import weakref
@@ -476,6 +477,8 @@ def product_of(module: nn.Module) -> nn.Module | None:
         product = OnednnProduct if module.packed else PlainProduct
         return product(module.weight, module.bias, True, plain, plain_bias, rows)
     if kind == "Int8Linear":
+        if module.many_rows is None:  # oneDNN's packing not made: the program's steps are of fewer rows
+            return Int8Product(module.packed, module.reduce_range, module.packed, sys.maxsize)
         return Int8Product(module.packed, module.reduce_range, module.many_rows, module.many_rows_numel)
     if kind in ("Bf16ReluMLP", "Int8ReluMLP"):
         fc1, fc2 = product_of(module.fc1), product_of(module.fc2)
