@@ -84,10 +84,10 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         with hardware.forced(cpu_bf16=cpu_bf16, onednn_packing="on", fbgemm="off", cuda=False):
             env.main([])
         assert "drafted by an int8 copy" not in capsys.readouterr().out
-    amx = ", batches of many rows with oneDNN's in AMX tiles"
+    amx = "batches of many rows (the LM head's from 16) with oneDNN's in AMX tiles"
     for onednn_int8, fbgemm, amx_int8, kernels in [
         ("on", "on", "off", "FBGEMM's int8 kernels, the LM head with oneDNN's\n"),
-        ("on", "on", "on", f"FBGEMM's int8 kernels, the LM head with oneDNN's{amx}\n"),
+        ("on", "on", "on", f"FBGEMM's int8 kernels, {amx}\n"),
         ("off", "on", "off", "FBGEMM's int8 kernels\n"),
         ("off", "off", "off", "PyTorch's default int8 kernels"),
     ]:

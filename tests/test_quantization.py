@@ -105,27 +105,32 @@ def _int8_linears(model):
 
 
 @pytest.mark.skipif("onednn" not in torch.backends.quantized.supported_engines, reason="this PyTorch has no oneDNN")
-@pytest.mark.parametrize("onednn_int8", ["on", "off"])
+@pytest.mark.parametrize("machine", ["vnni", "amx", "neither"])
 def test_the_lm_head_is_packed_for_onednn_where_its_int8_products_are_faster(
-    tiny_model, tiny_pairs, tiny_tokenizer, onednn_int8
+    tiny_model, tiny_pairs, tiny_tokenizer, machine
 ):
-    """Where oneDNN multiplies int8 with VNNI or AMX, the LM head's weight is packed for it and the narrower products
-    stay FBGEMM's. Either packing holds the same int8 weights (nearly the same logits), and the model's own forward and
-    a decoding session multiply by the same packing (the same ids)."""
-    from zhen import hardware
+    """Where oneDNN multiplies int8 with VNNI, the LM head's weight is packed for it and the narrower products stay
+    FBGEMM's; with AMX, the head multiplies one text's few rows with FBGEMM and `HEAD_MANY_ROWS` or more with oneDNN.
+    Either packing holds the same int8 weights (nearly the same logits), and the model's own forward and a decoding
+    session multiply by the same packing (the same ids)."""
+    from zhen import hardware, quantization
 
-    with hardware.forced(onednn_int8=onednn_int8):
+    onednn_int8, amx_int8 = ("off", "off") if machine == "neither" else ("on", "on" if machine == "amx" else "off")
+    with hardware.forced(onednn_int8=onednn_int8, amx_int8=amx_int8):
         quantized = quantize_dynamic(tiny_model)
     packed_for = [m.packed_for for m in _int8_linears(quantized)]
     engine = torch.backends.quantized.engine  # what PyTorch packs for by default (FBGEMM's kernels on x86)
-    assert quantized.lm_head.packed_for == ("onednn" if onednn_int8 == "on" else engine)
-    assert packed_for.count("onednn") == (onednn_int8 == "on") and packed_for.count(engine) == len(packed_for) - (
-        onednn_int8 == "on"
-    )
-    with hardware.forced(onednn_int8="off" if onednn_int8 == "on" else "on"):
+    on_onednn = machine == "vnni"
+    assert quantized.lm_head.packed_for == ("onednn" if on_onednn else engine)
+    assert packed_for.count("onednn") == on_onednn and packed_for.count(engine) == len(packed_for) - on_onednn
+    d_model = tiny_model.config.d_model
+    if machine == "amx":
+        assert quantized.lm_head.many_rows_numel == quantization.HEAD_MANY_ROWS * d_model
+    with hardware.forced(onednn_int8="off" if onednn_int8 == "on" else "on", amx_int8="off"):
         other = quantize_dynamic(tiny_model)
-    hidden = torch.randn(2, 5, tiny_model.config.d_model)
-    torch.testing.assert_close(quantized.lm_head(hidden), other.lm_head(hidden), rtol=1e-5, atol=1e-5)
+    for rows in (2, 20):  # FBGEMM's and oneDNN's on AMX
+        hidden = torch.randn(2, rows, d_model)
+        torch.testing.assert_close(quantized.lm_head(hidden), other.lm_head(hidden), rtol=1e-5, atol=1e-5)
     tiny_tokenizer.src_lang = "en"
     batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
     for num_beams in (1, 4):
@@ -172,8 +177,8 @@ ONEDNN = "onednn" in torch.backends.quantized.supported_engines
 @pytest.mark.parametrize("amx_int8", ["on", "off"])
 def test_on_amx_int8_products_send_batches_of_many_rows_to_onednn(tiny_model, monkeypatch, amx_int8):
     """With AMX (forced here on any CPU), a wide enough int8 product multiplies batches of `MANY_ROWS` rows or more by
-    a oneDNN packing of the same int8 weight, fewer by FBGEMM's: the same numbers to float32 rounding. The LM head,
-    packed for oneDNN already, keeps it; narrow products keep FBGEMM's. Without AMX the products are PyTorch's."""
+    a oneDNN packing of the same int8 weight, fewer by FBGEMM's: the same numbers to float32 rounding. The LM head
+    does from `HEAD_MANY_ROWS` rows; narrow products keep FBGEMM's. Without AMX the products are PyTorch's."""
     import copy
     import pickle
 
@@ -189,9 +194,10 @@ def test_on_amx_int8_products_send_batches_of_many_rows_to_onednn(tiny_model, mo
         assert all(type(m) is torch.ao.nn.quantized.dynamic.Linear for m in linears)
         return
     assert all(type(m) is RowDispatchedLinear for m in linears)
-    assert quantized.lm_head.many_rows_numel == sys.maxsize and quantized.lm_head.packed_for == "onednn"
     mlp = quantized.get_decoder().layers[0].mlp
     d_model = tiny_model.config.d_model
+    head = quantized.lm_head  # FBGEMM's for few rows, as the others, from HEAD_MANY_ROWS rows oneDNN's
+    assert head.many_rows_numel == quantization.HEAD_MANY_ROWS * d_model and head.packed_for == mlp.fc1.packed_for
     assert mlp.fc1.many_rows_numel == 8 * d_model  # d_model x ffn: wide
     assert RowDispatchedLinear(d_model, d_model // 2).many_rows_numel == sys.maxsize  # fewer than WIDE_WEIGHT
     onednn = pack_for(copy.deepcopy(mlp.fc1), "onednn")
@@ -234,7 +240,7 @@ def test_an_amx_int8_session_sends_the_same_rows_to_onednn_and_decodes_as_quanti
     assert max(one["input_ids"].numel(), num_beams) < 16  # the encoder's rows, the decoder's
     with FastDecoder(quantized) as decoder:
         decoder.generate(one["input_ids"], one["attention_mask"], **kwargs)
-    dispatching = [m for m in quantized.modules() if isinstance(m, RowDispatchedLinear) and m is not quantized.lm_head]
+    dispatching = [m for m in quantized.modules() if isinstance(m, RowDispatchedLinear)]  # the LM head's from 16 too
     assert dispatching and all(m._many_rows_packing is None for m in dispatching)
 
     batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")

@@ -51,7 +51,7 @@ class Hardware:
             decoding and training raise ([`keep_freed_memory`]).
         onednn_int8 (`str`): `"on"` where PyTorch's oneDNN multiplies int8 with VNNI or AMX instructions: there its
             product at the vocabulary's width beats FBGEMM's, and `zhen.quantization.quantize_dynamic` packs the LM
-            head for it (measured: README, Performance).
+            head for it (with AMX, for its products of 16 rows or more; measured: README, Performance).
         amx_int8 (`str`): `"on"` where oneDNN multiplies int8 in AMX tiles: there its product beats FBGEMM's for
             batches of many rows, and the int8 products of `zhen.quantization.quantize_dynamic` send those batches to
             it (`zhen.quantization.RowDispatchedLinear`).
@@ -380,9 +380,10 @@ def report() -> str:
         f"zhen.translate and the pipeline decode {decoding_streams('cpu')} batch(es) at once on the CPU (decoding "
         "streams)",
         "int8 (--int8, zhen.quantization) multiplies with "
-        + ("FBGEMM's int8 kernels, the LM head with oneDNN's" if machine.onednn_int8 == "on" else
-           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels")
-        + (", batches of many rows with oneDNN's in AMX tiles" if machine.amx_int8 == "on" else ""),
+        + ("FBGEMM's int8 kernels, batches of many rows (the LM head's from 16) with oneDNN's in AMX tiles"
+           if machine.onednn_int8 == "on" and machine.amx_int8 == "on" else
+           "FBGEMM's int8 kernels, the LM head with oneDNN's" if machine.onednn_int8 == "on" else
+           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels"),
     ]  # fmt: skip
     return "\n".join(lines)
 

@@ -24,6 +24,7 @@ from . import hardware
 # (benchmarks/results/2026-11-30-intel-amx-l.md).
 MANY_ROWS = 128
 WIDE_WEIGHT = 1 << 18
+HEAD_MANY_ROWS = 16  # the LM head's: the vocabulary's width makes oneDNN's the faster product from fewer rows
 
 
 class RowDispatchedLinear(torch.ao.nn.quantized.dynamic.Linear):
@@ -74,9 +75,9 @@ class RowDispatchedLinear(torch.ao.nn.quantized.dynamic.Linear):
 def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     """An int8 copy of `model` for CPU inference (eval mode). The original model is left untouched. Where oneDNN
     multiplies int8 with VNNI or AMX instructions (`zhen.hardware`'s `onednn_int8`), the LM head's weight is packed
-    for oneDNN, whose product at the vocabulary's width is the faster one there; the narrower products stay FBGEMM's,
-    and on AMX (`amx_int8`) send their batches of many rows to oneDNN ([`RowDispatchedLinear`]; measured: README,
-    Performance)."""
+    for oneDNN, whose product at the vocabulary's width is the faster one there; the narrower products stay FBGEMM's.
+    On AMX (`amx_int8`) every product sends its batches of many rows to oneDNN and multiplies fewer with FBGEMM
+    ([`RowDispatchedLinear`]), the LM head from `HEAD_MANY_ROWS` rows (measured: README, Performance)."""
     return quantize_parts(copy.deepcopy(model).float().eval(), per_channel=per_channel)
 
 
@@ -102,9 +103,10 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
     head = quantized.get_output_embeddings() if hasattr(quantized, "get_output_embeddings") else None
     int8_head = isinstance(head, torch.ao.nn.quantized.dynamic.Linear)
     if onednn_head and int8_head and hardware.current().onednn_int8 == "on":
-        pack_for(head, "onednn")
-        if isinstance(head, RowDispatchedLinear):
-            head.many_rows_numel = sys.maxsize  # oneDNN's at every batch size
+        if isinstance(head, RowDispatchedLinear):  # on AMX FBGEMM's is the faster for the few rows of one text
+            head.many_rows_numel = HEAD_MANY_ROWS * head.in_features
+        else:
+            pack_for(head, "onednn")
     return quantized
 
 
