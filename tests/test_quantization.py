@@ -251,3 +251,35 @@ def test_an_amx_int8_session_sends_the_same_rows_to_onednn_and_decodes_as_quanti
     assert torch.equal(fast, quantized.generate(**batch, **kwargs))
     texts = tiny_tokenizer.batch_decode(fast, skip_special_tokens=True)
     assert sum(text == zh for text, (_, zh) in zip(texts, tiny_pairs)) >= len(tiny_pairs) - 2
+
+
+@pytest.mark.skipif(not ONEDNN, reason="this PyTorch has no oneDNN")
+def test_a_session_packs_for_onednn_only_the_products_its_rows_reach(
+    tiny_model, tiny_pairs, tiny_tokenizer, monkeypatch
+):
+    """The LM head goes to oneDNN from fewer rows than the others: a session whose steps reach the head's threshold
+    but not theirs packs the head's weight alone, and one whose steps reach theirs too packs theirs; both decode as
+    the model's own `generate`."""
+    from zhen import hardware, quantization
+    from zhen.fast_generation import FastDecoder, Int8Linear
+
+    monkeypatch.setattr(quantization, "MANY_ROWS", 32)
+    monkeypatch.setattr(quantization, "HEAD_MANY_ROWS", 16)
+    monkeypatch.setattr(quantization, "WIDE_WEIGHT", 1)
+    with hardware.forced(amx_int8="on", onednn_int8="on"):
+        quantized = quantize_dynamic(tiny_model)
+    step_products = [  # what a step multiplies (the source's keys and values multiply its tokens)
+        m
+        for name, m in quantized.get_decoder().named_modules()
+        if isinstance(m, quantization.RowDispatchedLinear) and not name.endswith("encoder_attn.kv_proj")
+    ]
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")  # 16 sentences
+    for num_beams, decoder_packed in ((1, False), (4, True)):  # steps of 16 rows, of 64
+        kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
+        with FastDecoder(quantized) as decoder:
+            fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
+            head = next(m for m in quantized.modules() if isinstance(m, Int8Linear) and m.onednn_rows == 16)
+            assert head.many_rows is not None
+        assert all((m._many_rows_packing is not None) == decoder_packed for m in step_products)
+        assert torch.equal(fast, quantized.generate(**batch, **kwargs))

@@ -544,26 +544,29 @@ class FastDecoder:
         """The decoder's layers as one program over this session's modules ([`zhen.layer_steps.decoder_layer_steps`]),
         compiled by TorchScript with `script` (where it can be), for steps of up to `rows` rows; None where the
         program does not know one of them (the layers' forwards run). Made once per session, and once more for the
-        first steps with enough rows for oneDNN's int8 products ([`onednn_ready`])."""
-        many = self.onednn_ready(rows)
+        first steps with enough rows for more of oneDNN's int8 products ([`onednn_ready`])."""
+        reached = self.onednn_ready(rows)
         with self.programs_lock:
-            if (script, many) not in self.programs:
-                self.programs[script, many] = kept_steps(self.model.get_decoder(), self.model, script, variant=many)
-            return self.programs[script, many]
+            if (script, reached) not in self.programs:
+                decoder = self.model.get_decoder()
+                self.programs[script, reached] = kept_steps(decoder, self.model, script, variant=reached)
+            return self.programs[script, reached]
 
-    def onednn_ready(self, rows: int) -> bool:
-        """Whether `rows` rows are enough for one of this session's int8 products to multiply them by oneDNN's
-        packing ([`zhen.quantization.RowDispatchedLinear`]); if so, every such packing is made now, so that a program
-        built next holds them. Made at first need: a session of a few rows a step never pays for them."""
+    def onednn_ready(self, rows: int) -> int:
+        """The most rows from which one of this session's int8 products multiplies by oneDNN's packing
+        ([`zhen.quantization.RowDispatchedLinear`]) that `rows` reaches (0: none), each such packing made now, so that
+        a program built next holds them. Made at first need: a session of a few rows a step never pays for them."""
         if rows < self.onednn_rows:
-            return False
+            return 0
+        reached = 0
         for parent, name, _ in self.swapped:
             replacement = parent._modules[name]
             products = [replacement.fc1, replacement.fc2] if isinstance(replacement, Int8ReluMLP) else [replacement]
             for product in products:
-                if isinstance(product, Int8Linear) and product.onednn_rows != sys.maxsize:
+                if isinstance(product, Int8Linear) and product.onednn_rows <= rows:
                     product.onednn_packing()
-        return True
+                    reached = max(reached, product.onednn_rows)
+        return reached
 
     def encode(self, input_ids: torch.LongTensor, attention_mask: torch.Tensor, in_bf16: bool = False,
                script_layers: bool | None = None) -> torch.Tensor:  # fmt: skip
