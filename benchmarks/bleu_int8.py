@@ -3,7 +3,8 @@
 
 Translates the test set in both directions with the float32 model (zhen.fast_generation), with bf16 copies of its
 decoder weights (a `FastDecoder(model, weights="bf16")` session, what `zhen.translate` uses on CPUs with native bf16),
-with its int8 dynamic quantisation (zhen.quantization), and optionally with CTranslate2 float32/int8 exports (`--ct2`);
+with its int8 dynamic quantisation (zhen.quantization; where its activations take 8 bits, also with PyTorch's 7,
+"int8 7-bit"), and optionally with CTranslate2 float32/int8 exports (`--ct2`);
 each PyTorch system in one decoding session per direction, as `zhen.translate` opens one per call (its sentences/s
 include making the session's weights), its batches longest first in `zhen.hardware.decoding_streams` streams, and
 CTranslate2 with as many `inter_threads` (its batches submitted at once), each engine's way to use several cores. Then
@@ -73,7 +74,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
 
-    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
+    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast, hardware
     from zhen.data import load_parallel
     from zhen.evaluation import parallel_columns, score
     from zhen.fast_generation import FastDecoder
@@ -104,6 +105,10 @@ def main(argv=None):
         ("PyTorch", "bf16"): lambda: session(model, "bf16"),
         ("PyTorch", "int8"): lambda: session(quantized, "auto"),
     }
+    if hardware.current().int8_full_range == "on":  # the default's 8-bit activations against PyTorch's 7 bits
+        with hardware.forced(int8_full_range="off"):
+            seven_bits = quantize_dynamic(model)
+        systems["PyTorch", "int8 7-bit"] = lambda: session(seven_bits, "auto")
     workdir = tempfile.TemporaryDirectory()
     if args.ct2:
         from zhen.convert_ctranslate2 import CTranslate2Generator, convert

@@ -19,7 +19,7 @@ from zhen.draft_decoding import (
     tree_origins,
 )
 from zhen.fast_generation import DecoderSteps, FastDecoder, Workspace, beam_search, greedy_search
-from zhen.quantization import is_quantized
+from zhen.quantization import DynamicInt8Linear, is_quantized
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
@@ -216,7 +216,7 @@ def test_the_draft_is_int8_shares_the_rest_and_leaves_the_model_as_it_was():
         draft = int8_draft(model)
     assert is_quantized(draft.get_decoder()) and is_quantized(draft.lm_head)
     int8 = [m for m in draft.modules() if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
-    assert all(type(m) is torch.ao.nn.quantized.dynamic.Linear for m in int8)  # a few rows a step: FBGEMM's, on AMX too
+    assert all(type(m) is DynamicInt8Linear for m in int8)  # a few rows a step: FBGEMM's, on AMX too
     assert not is_quantized(draft.get_encoder()) and not is_quantized(model)
     assert draft.get_encoder().layers[0].mlp.fc1.weight is model.get_encoder().layers[0].mlp.fc1.weight
     assert draft.get_decoder().embed_tokens.weight is model.get_decoder().embed_tokens.weight

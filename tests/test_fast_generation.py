@@ -1107,7 +1107,7 @@ def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
     """Bit for bit, step after step (the beams reordered between steps), compiled by TorchScript and in Python, in
     every session a CPU opens, with attention's products as row sums and as matmuls; int8 also with every product
     packed for oneDNN (whose fused ReLU PyTorch leaves out), and with the steps' rows sent to oneDNN as on AMX
-    (`RowDispatchedLinear`)."""
+    (`RowDispatchedLinear`); int8 activations quantized to 7 bits, and to 8 where the kernels sum them exactly."""
     from zhen import quantization
     from zhen.quantization import pack_for, quantize_dynamic
 
@@ -1115,7 +1115,8 @@ def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
     if weights.startswith("int8"):
         monkeypatch.setattr(quantization, "MANY_ROWS", 1 if weights == "int8-amx" else quantization.MANY_ROWS)
         monkeypatch.setattr(quantization, "WIDE_WEIGHT", 1 if weights == "int8-amx" else quantization.WIDE_WEIGHT)
-        with hardware.forced(amx_int8="on" if weights == "int8-amx" else "off"):
+        full_range = "off" if weights == "int8" else "on"  # PyTorch's 7-bit activations, the 8 bits of VNNI and AMX
+        with hardware.forced(amx_int8="on" if weights == "int8-amx" else "off", int8_full_range=full_range):
             model = quantize_dynamic(model)
         for linear in model.modules():
             if weights == "int8-onednn" and isinstance(linear, torch.ao.nn.quantized.dynamic.Linear):

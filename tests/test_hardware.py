@@ -1,6 +1,7 @@
 """`zhen.hardware`: one place decides every hardware-dependent branch, and each can be forced on any machine."""
 
 import os
+import platform
 import subprocess
 import sys
 
@@ -25,12 +26,14 @@ def test_forced_values_apply_inside_the_block_only():
 
 def test_environment_variable_forces_too(monkeypatch):
     monkeypatch.setenv(
-        "ZHEN_HARDWARE", "cpu_bf16=emulated, mkl_packing=off,onednn_packing=off,cuda=false,onednn_int8=off,amx_int8=on"
+        "ZHEN_HARDWARE",
+        "cpu_bf16=emulated, mkl_packing=off,onednn_packing=off,cuda=false,onednn_int8=off,amx_int8=on,"
+        "int8_full_range=off",
     )
     machine = hardware.current()
     assert (machine.cpu_bf16, machine.mkl_packing, machine.onednn_packing, machine.cuda) == ("emulated", "off", "off",
                                                                                             False)  # fmt: skip
-    assert (machine.onednn_int8, machine.amx_int8) == ("off", "on")
+    assert (machine.onednn_int8, machine.amx_int8, machine.int8_full_range) == ("off", "on", "off")
     monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=fast")
     with pytest.raises(ValueError, match=r"ZHEN_HARDWARE: cpu_bf16='fast' is invalid"):
         hardware.current()
@@ -86,14 +89,18 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         assert "drafted by an int8 copy" not in capsys.readouterr().out
     amx = "batches of many rows (the LM head's from 16) with oneDNN's in AMX tiles"
     for onednn_int8, fbgemm, amx_int8, kernels in [
-        ("on", "on", "off", "FBGEMM's int8 kernels, the LM head with oneDNN's\n"),
-        ("on", "on", "on", f"FBGEMM's int8 kernels, {amx}\n"),
-        ("off", "on", "off", "FBGEMM's int8 kernels\n"),
+        ("on", "on", "off", "FBGEMM's int8 kernels, the LM head with oneDNN's, "),
+        ("on", "on", "on", f"FBGEMM's int8 kernels, {amx}, "),
+        ("off", "on", "off", "FBGEMM's int8 kernels, "),
         ("off", "off", "off", "PyTorch's default int8 kernels"),
     ]:
         with hardware.forced(onednn_int8=onednn_int8, fbgemm=fbgemm, amx_int8=amx_int8):
             env.main([])
         assert f"int8 (--int8, zhen.quantization) multiplies with {kernels}" in capsys.readouterr().out
+    for full_range, bits in (("on", "8 bits (the kernels sum them exactly)"), ("off", "7 bits (the kernels add")):
+        with hardware.forced(int8_full_range=full_range):
+            env.main([])
+        assert f", activations quantized to {bits}" in capsys.readouterr().out
     for machine in (dict(onednn_packing="off", mkl_packing="on"), dict(onednn_packing="on", float32_packing="mkl")):
         with hardware.forced(cpu_bf16="emulated", cuda=False, **machine):
             env.main([])
@@ -321,3 +328,21 @@ def test_kept_freed_memory_stays_mapped_from_step_to_step():
     """
     faulting_steps = printed_with_and_without_kept_memory(code)
     assert faulting_steps["kept"] <= 1 < faulting_steps["default"], faulting_steps
+
+
+@pytest.mark.skipif(
+    platform.machine().lower() not in hardware.X86 or "fbgemm" not in torch.backends.quantized.supported_engines,
+    reason="FBGEMM's and oneDNN's AVX2 kernels are x86's",
+)
+def test_int8_full_range_is_off_where_the_int8_kernels_add_pairs_of_products_in_int16():
+    """Kernels without VNNI (here forced: FBGEMM's and oneDNN's AVX2 code, on any x86 CPU) overflow int16 sums of
+    8-bit activations; the probe sees it and zhen keeps PyTorch's 7 bits there. Where the CPU has VNNI or AMX and
+    nothing caps the kernels, it is on."""
+    probe = "from zhen import hardware; print(hardware.detected().int8_full_range)"
+    capped = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
+    capped.pop("ZHEN_HARDWARE", None)
+    out = subprocess.run([sys.executable, "-c", probe], env=capped, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "off"
+    vnni = any(getattr(torch.cpu, f"_is_{isa}_supported", lambda: False)() for isa in ("vnni", "amx_tile"))
+    if vnni and "FBGEMM_ENABLE_INSTRUCTIONS" not in os.environ and "ONEDNN_MAX_CPU_ISA" not in os.environ:
+        assert hardware.detected().int8_full_range == "on"

@@ -191,7 +191,7 @@ def test_on_amx_int8_products_send_batches_of_many_rows_to_onednn(tiny_model, mo
         quantized = quantize_dynamic(tiny_model)
     linears = _int8_linears(quantized)
     if amx_int8 == "off":
-        assert all(type(m) is torch.ao.nn.quantized.dynamic.Linear for m in linears)
+        assert all(type(m) is quantization.DynamicInt8Linear for m in linears)
         return
     assert all(type(m) is RowDispatchedLinear for m in linears)
     mlp = quantized.get_decoder().layers[0].mlp
@@ -283,3 +283,66 @@ def test_a_session_packs_for_onednn_only_the_products_its_rows_reach(
             assert head.many_rows is not None
         assert all((m._many_rows_packing is not None) == decoder_packed for m in step_products)
         assert torch.equal(fast, quantized.generate(**batch, **kwargs))
+
+
+@pytest.mark.parametrize("full_range", ["on", "off"])
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_int8_activations_take_8_bits_where_the_kernels_sum_them_exactly(
+    tiny_model, tiny_pairs, tiny_tokenizer, full_range, num_beams
+):
+    """Where the CPU's int8 kernels sum 8-bit activations exactly (`int8_full_range`: VNNI, AMX) every product
+    quantizes them to 256 levels, elsewhere to PyTorch's 7 bits; copies keep the choice made at quantization, and a
+    decoding session multiplies as the model's own forward does, so the two decode the same ids."""
+    import copy
+    import pickle
+
+    from zhen import hardware
+    from zhen.fast_generation import FastDecoder, Int8Linear
+
+    with hardware.forced(int8_full_range=full_range):
+        quantized = quantize_dynamic(tiny_model)
+    seven_bits = full_range == "off"
+    linears = _int8_linears(quantized)
+    assert linears and all(m.reduce_range == seven_bits for m in linears)
+    assert f"activation_bits={7 if seven_bits else 8}" in repr(quantized.lm_head)
+    for copied in (copy.deepcopy(quantized.lm_head), pickle.loads(pickle.dumps(quantized.lm_head))):
+        assert copied.reduce_range == seven_bits
+    x = torch.randn(5, tiny_model.config.d_model)
+    product = torch.ops.quantized.linear_dynamic(x, quantized.lm_head._packed_params._packed_params, seven_bits)
+    assert torch.equal(quantized.lm_head(x), product) and torch.equal(Int8Linear(quantized.lm_head)(x), product)
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
+    with FastDecoder(quantized) as decoder:
+        fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
+        assert all(m.reduce_range == seven_bits for m in quantized.modules() if isinstance(m, Int8Linear))
+    assert torch.equal(fast, quantized.generate(**batch, **kwargs))
+
+
+def test_a_model_quantized_by_pytorch_itself_decodes_with_its_7_bit_activations(tiny_model):
+    """A model a user quantized with PyTorch's own `quantize_dynamic` keeps its modules' 7-bit activations in a
+    decoding session."""
+    from zhen.fast_generation import Int8Linear
+
+    quantized = torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(tiny_model.lm_head), dtype=torch.qint8)[0]
+    x = torch.randn(3, tiny_model.config.d_model)
+    assert Int8Linear(quantized).reduce_range and torch.equal(Int8Linear(quantized)(x), quantized(x))
+
+
+@pytest.mark.skipif(
+    __import__("zhen").hardware.detected().int8_full_range != "on", reason="this CPU's int8 kernels need 7 bits"
+)
+def test_8_bit_activations_bring_a_models_int8_logits_closer_to_float32(tiny_model, tiny_pairs, tiny_tokenizer):
+    from zhen import hardware
+
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    inputs = dict(**batch, decoder_input_ids=batch["input_ids"])
+    with torch.no_grad():
+        exact = tiny_model(**inputs).logits
+        errors = {}
+        for full_range in ("on", "off"):
+            with hardware.forced(int8_full_range=full_range):
+                logits = quantize_dynamic(tiny_model)(**inputs).logits
+            errors[full_range] = ((logits - exact).norm() / exact.norm()).item()
+    assert errors["on"] < 0.8 * errors["off"], errors

@@ -1021,7 +1021,7 @@ class Int8Linear(nn.Module):
         super().__init__()
         self.linear = linear
         self.packed = linear._packed_params._packed_params
-        self.reduce_range = linear.version is not None and linear.version >= 4
+        self.reduce_range = getattr(linear, "reduce_range", True)  # PyTorch's own module: 7-bit activations
         self.many_rows_numel = getattr(linear, "many_rows_numel", sys.maxsize)
         wide = self.many_rows_numel != sys.maxsize
         self.onednn_rows = self.many_rows_numel // linear.in_features if wide else sys.maxsize
@@ -1093,7 +1093,7 @@ class Int8ReluMLP(nn.Module):
 
 def _lean_int8_class(module: nn.Module) -> type | None:
     """[`Int8ReluMLP`] or [`Int8Linear`], whichever replaces `module` in a session; None for neither."""
-    if type(module).__name__ not in ("Linear", "RowDispatchedLinear", "ZhenMLP"):  # most modules: a string test
+    if type(module).__name__ not in ("Linear", "DynamicInt8Linear", "RowDispatchedLinear", "ZhenMLP"):  # a string test
         return None
     return Int8ReluMLP if Int8ReluMLP.replaces(module) else Int8Linear if Int8Linear.replaces(module) else None
 

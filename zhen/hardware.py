@@ -4,7 +4,8 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off,onednn_int8=off,amx_int8=off`.
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off,onednn_int8=off,`
+`amx_int8=off,int8_full_range=off` (one variable, the fields separated by commas).
 
 `zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
 
@@ -23,6 +24,7 @@ import functools
 import os
 import platform
 import time
+import warnings
 
 import torch
 
@@ -55,6 +57,11 @@ class Hardware:
         amx_int8 (`str`): `"on"` where oneDNN multiplies int8 in AMX tiles: there its product beats FBGEMM's for
             batches of many rows, and the int8 products of `zhen.quantization.quantize_dynamic` send those batches to
             it (`zhen.quantization.RowDispatchedLinear`).
+        int8_full_range (`str`): `"on"` where the int8 products (FBGEMM's, and oneDNN's where PyTorch has it) sum
+            8-bit activations exactly, as VNNI and AMX instructions do (in int32): there `zhen.quantization` quantizes
+            activations to all 256 levels, half the rounding error of PyTorch's default 7 bits, which the AVX2 and
+            AVX-512 kernels without VNNI need (they add pairs of products in int16, which 8-bit inputs can overflow).
+            Measured once by a product whose sums overflow int16 pairs ([`int8_full_range_exact`]).
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
@@ -67,6 +74,7 @@ class Hardware:
     glibc_malloc: str
     onednn_int8: str
     amx_int8: str
+    int8_full_range: str
     cuda: bool
     cuda_bf16: bool
 
@@ -87,6 +95,7 @@ class Hardware:
         packing += f", float32 weights packed by {preferred} where both can"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
         packing += f", oneDNN int8 LM head {self.onednn_int8}, oneDNN int8 batches {self.amx_int8}"
+        packing += f", int8 full-range activations {self.int8_full_range}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
@@ -115,12 +124,38 @@ def detected() -> Hardware:
         glibc_malloc="on" if _mallopt() is not None else "off",
         onednn_int8="on" if onednn_int8 else "off",
         amx_int8="on" if amx_int8 else "off",
+        int8_full_range="on" if int8_full_range_exact() else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
 
 
 MEASURED = "measured"  # `Hardware.float32_packing` not measured yet
+
+
+def int8_full_range_exact() -> bool:
+    """Whether every int8 engine PyTorch has here (FBGEMM, oneDNN) multiplies 8-bit activations exactly: a product
+    of inputs at the top of their range (255) by weights at the top of theirs (127), whose pairs of products overflow
+    the int16 sums of kernels without VNNI (they return about half the true value, `FULL_RANGE_PROBE_WIDTH`)."""
+    engines = [engine for engine in ("fbgemm", "onednn") if engine in torch.backends.quantized.supported_engines]
+    return bool(engines) and all(abs(_full_range_product(engine) - FULL_RANGE_PROBE_WIDTH) < 1 for engine in engines)
+
+
+FULL_RANGE_PROBE_WIDTH = 64
+
+
+def _full_range_product(engine: str) -> float:
+    previous = torch.backends.quantized.engine
+    ones = torch.ones(1, FULL_RANGE_PROBE_WIDTH)
+    try:
+        torch.backends.quantized.engine = engine
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch announces the move of quantized tensors to torchao
+            weight = torch.quantize_per_tensor(ones, 1 / 127, 0, torch.qint8)
+        packed = torch.ops.quantized.linear_prepack(weight, None)
+        return torch.ops.quantized.linear_dynamic(ones, packed, reduce_range=False).item()
+    finally:
+        torch.backends.quantized.engine = previous
 
 
 @functools.cache
@@ -275,6 +310,7 @@ def _check(values: dict, source: str) -> None:
         "glibc_malloc": SWITCHES,
         "onednn_int8": SWITCHES,
         "amx_int8": SWITCHES,
+        "int8_full_range": SWITCHES,
         "cuda": (True, False),
         "cuda_bf16": (True, False),
     }
@@ -383,7 +419,9 @@ def report() -> str:
         + ("FBGEMM's int8 kernels, batches of many rows (the LM head's from 16) with oneDNN's in AMX tiles"
            if machine.onednn_int8 == "on" and machine.amx_int8 == "on" else
            "FBGEMM's int8 kernels, the LM head with oneDNN's" if machine.onednn_int8 == "on" else
-           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels"),
+           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels")
+        + (", activations quantized to 8 bits (the kernels sum them exactly)" if machine.int8_full_range == "on" else
+           ", activations quantized to 7 bits (the kernels add pairs of products in int16)"),
     ]  # fmt: skip
     return "\n".join(lines)
 

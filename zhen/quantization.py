@@ -4,7 +4,8 @@
 `quantize_dynamic(model)` returns a copy whose `nn.Linear` layers (attention projections, feed-forward, LM head) keep
 int8 weights with one scale per output row and quantize their inputs on the fly (PyTorch's dynamic quantization:
 FBGEMM's int8 kernels; oneDNN's for the LM head where the CPU has VNNI or AMX, and on AMX for the batches of many rows
-that [`RowDispatchedLinear`] sends there). Embeddings and norms stay float32.
+that [`RowDispatchedLinear`] sends there), to all 256 levels where those kernels sum them exactly
+([`DynamicInt8Linear`]). Embeddings and norms stay float32.
 Use it with `zhen.fast_generation.generate` or `model.generate`; `benchmarks/bleu_int8.py` measures what it costs in
 BLEU on a trained checkpoint.
 """
@@ -27,7 +28,28 @@ WIDE_WEIGHT = 1 << 18
 HEAD_MANY_ROWS = 16  # the LM head's: the vocabulary's width makes oneDNN's the faster product from fewer rows
 
 
-class RowDispatchedLinear(torch.ao.nn.quantized.dynamic.Linear):
+class DynamicInt8Linear(torch.ao.nn.quantized.dynamic.Linear):
+    """PyTorch's dynamic int8 `Linear` with activations quantized to all 256 levels where the CPU's int8 products sum
+    them exactly (`zhen.hardware`'s `int8_full_range`: VNNI, AMX), half the rounding error of the 7 bits PyTorch's
+    module always takes (`reduce_range`, what kernels adding products in int16 need). Which of the two is fixed when
+    the module is made, by the machine it is made on."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.reduce_range = hardware.current().int8_full_range != "on"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.ops.quantized.linear_dynamic(x, self.packing_for(x), reduce_range=self.reduce_range).to(x.dtype)
+
+    def packing_for(self, x: torch.Tensor):
+        """The packed weight that multiplies `x`."""
+        return self._packed_params._packed_params
+
+    def extra_repr(self) -> str:
+        return f"{super().extra_repr()}, activation_bits={7 if self.reduce_range else 8}"
+
+
+class RowDispatchedLinear(DynamicInt8Linear):
     """A dynamic int8 `Linear` that multiplies batches of at least `MANY_ROWS` rows by a second packing of its int8
     weight, oneDNN's (AMX tiles), and fewer rows by its own, FBGEMM's, which is faster there. Both hold the same int8
     weight and scales and quantize the input alike: the two products agree to float32 rounding. Weights of fewer than
@@ -52,10 +74,6 @@ class RowDispatchedLinear(torch.ao.nn.quantized.dynamic.Linear):
         if x.numel() >= self.many_rows_numel:
             return self.many_rows_packing()
         return self._packed_params._packed_params
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        reduce_range = self.version is not None and self.version >= 4  # as PyTorch's dynamic `Linear`
-        return torch.ops.quantized.linear_dynamic(x, self.packing_for(x), reduce_range=reduce_range).to(x.dtype)
 
     def set_weight_bias(self, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
         super().set_weight_bias(weight, bias)
@@ -95,7 +113,7 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
     amx = onednn_batches and hardware.current().amx_int8 == "on"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
-        linears = {nn.Linear: RowDispatchedLinear if amx else torch.ao.nn.quantized.dynamic.Linear}  # nothing else
+        linears = {nn.Linear: RowDispatchedLinear if amx else DynamicInt8Linear}  # nothing else
         quantized = torch_quantize_dynamic(model, spec, dtype=torch.qint8, mapping=linears, inplace=True)
     for module in quantized.modules():
         if isinstance(module, torch.ao.nn.quantized.dynamic.Linear):
@@ -133,8 +151,8 @@ def packing_for_engine(engine: str):
 
 
 def is_quantized(model: nn.Module) -> bool:
-    return any(type(m).__module__.startswith("torch.ao.nn.quantized") or isinstance(m, RowDispatchedLinear)
+    return any(type(m).__module__.startswith("torch.ao.nn.quantized") or isinstance(m, DynamicInt8Linear)
                for m in model.modules())  # fmt: skip
 
 
-__all__ = ["quantize_dynamic", "quantize_parts", "is_quantized", "pack_for", "RowDispatchedLinear"]
+__all__ = ["quantize_dynamic", "quantize_parts", "is_quantized", "pack_for", "DynamicInt8Linear", "RowDispatchedLinear"]
