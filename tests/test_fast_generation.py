@@ -326,38 +326,43 @@ def test_packed_linear_equals_linear_and_leaves_other_inputs_to_it(packing, monk
 
 @pytest.mark.skipif(hardware.detected().onednn_packing == "off", reason="this PyTorch build has no oneDNN")
 @torch.inference_mode()
-def test_few_row_float32_products_go_to_mkl_and_the_rest_to_onednns_packing(monkeypatch):
-    """A oneDNN call costs more than a one-sentence step's product: products of up to `FEW_ROW_MACS` multiply-adds
-    multiply by the weight as it is (`nn.Linear`'s own product, exactly), larger ones by oneDNN's packing; the same in
-    the session's Python linears and in the layers' program."""
+@pytest.mark.parametrize("mkl_few_rows", ["on", "off"])
+def test_few_row_float32_products_go_to_mkl_and_the_rest_to_onednns_packing(monkeypatch, mkl_few_rows):
+    """Where MKL runs its own code for the CPU (Intel's), a oneDNN call costs more than a one-sentence step's product:
+    products of up to `FEW_ROW_MACS` multiply-adds multiply by the weight as it is (`nn.Linear`'s own product,
+    exactly), larger ones by oneDNN's packing; the same in the session's Python linears and in the layers' program.
+    Elsewhere (`mkl_few_rows` off) every product is oneDNN's."""
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 300)
     monkeypatch.setattr(layer_steps, "FEW_ROW_MACS", 4 * 64 * 300)
-    with hardware.forced(onednn_packing="on", float32_packing="onednn"):
+    with hardware.forced(onednn_packing="on", float32_packing="onednn", mkl_few_rows=mkl_few_rows):
         packed = PackedLinear(linear)
     product = layer_steps.product_of(packed)
-    assert product.few_rows == 4
+    few = 4 if mkl_few_rows == "on" else 0
+    assert product.few_rows == packed.few_rows == few
     onednn = torch.ops.mkldnn._linear_pointwise
     for rows in (1, 4, 5, 32):
         x = torch.randn(rows, 1, 64)
-        expected = linear(x) if rows <= 4 else onednn(x, packed.onednn, linear.bias, "none", [], "")
+        expected = linear(x) if rows <= few else onednn(x, packed.onednn, linear.bias, "none", [], "")
         assert torch.equal(packed(x), expected) and torch.equal(product.project(x), expected), rows
-        assert product.in_float32(x) == (rows <= 4), rows  # a feed-forward block fuses ReLU into oneDNN's only
+        assert product.in_float32(x) == (rows <= few), rows  # a feed-forward block fuses ReLU into oneDNN's only
 
 
 @pytest.mark.parametrize("few_row_macs", [0, 1 << 40])
 @pytest.mark.parametrize("num_beams", [1, 4])
 def test_float32_sessions_equal_generate_whichever_library_multiplies(few_row_macs, num_beams, monkeypatch):
-    """Every product of the session through oneDNN's packing (0), or every one through MKL (a bound no step reaches)."""
+    """Every product of the session through oneDNN's packing (0, or MKL's few-row products off), or every one through
+    MKL (a bound no step reaches)."""
     if hardware.detected().onednn_packing == "off":
         pytest.skip("this PyTorch build has no oneDNN")
     monkeypatch.setattr(layer_steps, "FEW_ROW_MACS", few_row_macs)
+    machine = dict(cpu_bf16="emulated", float32_packing="onednn", mkl_few_rows="on" if few_row_macs else "off")
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
     kwargs = dict(forced_bos_token_id=ZH, num_beams=num_beams, max_new_tokens=10)
     expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False, **kwargs)
     for script_layers in (True, False):
-        with hardware.forced(cpu_bf16="emulated"), FastDecoder(model, script_layers=script_layers) as decoder:
+        with hardware.forced(**machine), FastDecoder(model, script_layers=script_layers) as decoder:
             assert decoder.weights == "packed"
             assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected), script_layers
 
@@ -784,7 +789,7 @@ def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing, smal
     monkeypatch.setattr(layer_steps, "BF16_SMALL_WEIGHT", small_weight)
     torch.manual_seed(0)
     for linear in (torch.nn.Linear(64, 300), torch.nn.Linear(64, 300, bias=False)):
-        with hardware.forced(onednn_packing=onednn_packing):
+        with hardware.forced(onednn_packing=onednn_packing, mkl_few_rows="on"):
             session_linear = Bf16Linear(linear)
         product = layer_steps.product_of(session_linear)
         assert session_linear.packed == (onednn_packing == "on")
@@ -816,37 +821,47 @@ def test_a_bf16_sessions_float32_products_are_of_small_weights_and_as_many_rows_
     from zhen.draft_decoding import MAX_DRAFT_TOKENS
 
     small, few_rows = layer_steps.BF16_SMALL_WEIGHT, layer_steps.few_rows
-    assert few_rows(torch.empty(small + 1), bf16=True) == 0
-    assert few_rows(torch.empty(small), bf16=True) >= MAX_DRAFT_TOKENS + 1
-    assert few_rows(torch.empty(small // 4), bf16=True) == 4 * few_rows(torch.empty(small), bf16=True)
-    assert few_rows(torch.empty(small + 1), bf16=False) == layer_steps.FEW_ROW_MACS // (small + 1)
+    with hardware.forced(mkl_few_rows="on"):
+        assert few_rows(torch.empty(small + 1), bf16=True) == 0
+        assert few_rows(torch.empty(small), bf16=True) >= MAX_DRAFT_TOKENS + 1
+        assert few_rows(torch.empty(small // 4), bf16=True) == 4 * few_rows(torch.empty(small), bf16=True)
+        assert few_rows(torch.empty(small + 1), bf16=False) == layer_steps.FEW_ROW_MACS // (small + 1)
+    with hardware.forced(mkl_few_rows="off"):  # where MKL runs code for other CPUs: none
+        assert few_rows(torch.empty(small), bf16=True) == few_rows(torch.empty(small), bf16=False) == 0
 
 
+@pytest.mark.parametrize("mkl_few_rows", ["on", "off"])
 @pytest.mark.parametrize("decoder_limit", [0, 1 << 40])
-def test_a_bf16_session_multiplies_few_rows_in_float32_only_for_a_small_decoder(decoder_limit, monkeypatch):
-    """A decoder over `BF16_FLOAT32_DECODER` weights (whose float32 weights a step would read from memory): every
-    product in bf16, in the session's linears and in the layers' program; the same translations as a session that
-    multiplies no weight in float32."""
+def test_a_bf16_session_multiplies_few_rows_in_float32_only_for_a_small_decoder_where_mkl_is_fast(
+    decoder_limit, mkl_few_rows, monkeypatch
+):
+    """A decoder over `BF16_FLOAT32_DECODER` weights (whose float32 weights a step would read from memory), or a
+    machine where MKL runs code for other CPUs (`mkl_few_rows` off: the AMD EPYCs): every product in bf16, in the
+    session's linears and in the layers' program; the same translations as a session that multiplies no weight in
+    float32."""
     monkeypatch.setattr(layer_steps, "BF16_FLOAT32_DECODER", decoder_limit)
+    machine = dict(mkl_few_rows=mkl_few_rows)
+    in_float32 = bool(decoder_limit) and mkl_few_rows == "on"
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
     kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=8, num_beams=2)
-    with FastDecoder(model, weights="bf16") as decoder:
+    with hardware.forced(**machine), FastDecoder(model, weights="bf16") as decoder:
         linears = [m for m in model.modules() if isinstance(m, Bf16Linear)]
-        expected = [layer_steps.few_rows(m.linear.weight, bf16=True) if decoder_limit else 0 for m in linears]
-        assert [m.few_rows for m in linears] == expected and any(expected) == bool(decoder_limit)
+        expected = [layer_steps.few_rows(m.linear.weight, bf16=True) if in_float32 else 0 for m in linears]
+        assert [m.few_rows for m in linears] == expected and any(expected) == in_float32
         layer = decoder.layer_steps(script=False).layers[0]
-        assert (layer.q_proj.plain is not None) == bool(decoder_limit)
+        assert (layer.q_proj.plain is not None) == in_float32
         out = decoder.generate(input_ids[:1], **kwargs), decoder.generate(input_ids, attention_mask, **kwargs)
     monkeypatch.setattr(layer_steps, "BF16_SMALL_WEIGHT", 0)  # no weight is small
-    with FastDecoder(model, weights="bf16") as decoder:
+    with hardware.forced(**machine), FastDecoder(model, weights="bf16") as decoder:
         bf16 = decoder.generate(input_ids[:1], **kwargs), decoder.generate(input_ids, attention_mask, **kwargs)
-    if not decoder_limit:
+    if not in_float32:
         assert all(torch.equal(a, b) for a, b in zip(out, bf16))
     monkeypatch.undo()
     monkeypatch.setattr(layer_steps, "BF16_FLOAT32_DECODER", (1 << 40) - decoder_limit)
-    with FastDecoder(model, weights="bf16"):  # the kept copies follow the rule of the session that uses them
-        assert any(m.few_rows for m in model.modules() if isinstance(m, Bf16Linear)) == (not decoder_limit)
+    with hardware.forced(**machine), FastDecoder(model, weights="bf16"):  # kept copies follow the session's rule
+        in_float32 = not decoder_limit and mkl_few_rows == "on"
+        assert any(m.few_rows for m in model.modules() if isinstance(m, Bf16Linear)) == in_float32
 
 
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])

@@ -34,6 +34,8 @@ def test_environment_variable_forces_too(monkeypatch):
     assert (machine.cpu_bf16, machine.mkl_packing, machine.onednn_packing, machine.cuda) == ("emulated", "off", "off",
                                                                                             False)  # fmt: skip
     assert (machine.onednn_int8, machine.amx_int8, machine.int8_full_range) == ("off", "on", "off")
+    monkeypatch.setenv("ZHEN_HARDWARE", "mkl_few_rows=off")
+    assert hardware.current().mkl_few_rows == "off"
     monkeypatch.setenv("ZHEN_HARDWARE", "cpu_bf16=fast")
     with pytest.raises(ValueError, match=r"ZHEN_HARDWARE: cpu_bf16='fast' is invalid"):
         hardware.current()
@@ -346,3 +348,13 @@ def test_int8_full_range_is_off_where_the_int8_kernels_add_pairs_of_products_in_
     vnni = any(getattr(torch.cpu, f"_is_{isa}_supported", lambda: False)() for isa in ("vnni", "amx_tile"))
     if vnni and "FBGEMM_ENABLE_INSTRUCTIONS" not in os.environ and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         assert hardware.detected().int8_full_range == "on"
+
+
+def test_mkl_multiplies_few_rows_only_on_intel_cpus(monkeypatch, fresh_detection):
+    """MKL runs its own code on Intel's CPUs and code for older CPUs elsewhere (AMD's), where a oneDNN call beats its
+    few-row products: detected from the CPU's vendor, where this PyTorch has MKL."""
+    has_mkl = hardware.detected().mkl_packing == "on"
+    for vendor, expected in (("GenuineIntel", "on" if has_mkl else "off"), ("AuthenticAMD", "off"), ("", "off")):
+        hardware.detected.cache_clear()
+        monkeypatch.setattr(hardware, "_cpu_vendor", lambda vendor=vendor: vendor)
+        assert hardware.detected().mkl_few_rows == expected, vendor

@@ -317,7 +317,8 @@ class FastDecoder:
 
     def multiply_few_rows_in_float32(self):
         """Let the bf16 copies this session swapped in multiply few rows by their float32 weights where the model's
-        decoder is small: its float32 weights stay in the caches from step to step ([`Bf16Linear`])."""
+        decoder is small: its float32 weights stay in the caches from step to step ([`Bf16Linear`]; where MKL runs
+        its own code for the CPU, `zhen.layer_steps.few_rows`)."""
         if self.weights != "bf16":
             return
         small = self.decoder_weights <= layer_steps.BF16_FLOAT32_DECODER
@@ -958,7 +959,7 @@ class PackedLinear(nn.Module):
     whichever is faster here (`zhen.hardware`: `float32_packer`): decoding multiplies a few rows by the same weights
     step after step, and plain `sgemm` repacks the weight on every call. Float32 products either way. Other dtypes and
     autocast go to `linear` unchanged, as do products oneDNN's call costs more than it saves
-    (`zhen.layer_steps.FEW_ROW_MACS`)."""
+    (`zhen.layer_steps.few_rows`)."""
 
     def __init__(self, linear: nn.Linear):
         super().__init__()
@@ -966,8 +967,10 @@ class PackedLinear(nn.Module):
         weight, packer = linear.weight.detach(), current_hardware().float32_packer()
         packer = packer if weight.dtype == torch.float32 and weight.device.type == "cpu" else None
         self.onednn = self.mkl = None
+        self.few_rows = 0  # products of up to these rows by the weight as it is (MKL), where oneDNN packs
         if packer == "onednn":
             self.onednn = torch.ops.mkldnn._reorder_linear_weight(weight, None)
+            self.few_rows = layer_steps.few_rows(weight, bf16=False)
         elif packer == "mkl":
             self.mkl = torch.ops.mkl._mkl_reorder_linear_weight(weight, hardware.MKL_PACKED_ROWS)
 
@@ -982,7 +985,7 @@ class PackedLinear(nn.Module):
             or torch.is_grad_enabled()  # a training step's (another thread's): the weight's own product, its gradient
         ):
             return self.linear(x)
-        if self.onednn is not None and rows * weight.numel() > layer_steps.FEW_ROW_MACS:  # as `OnednnProduct`
+        if self.onednn is not None and rows > self.few_rows:  # as `OnednnProduct`
             return torch.ops.mkldnn._linear_pointwise(x, self.onednn, self.linear.bias, "none", [], "")
         if self.mkl is not None:
             return torch.ops.mkl._mkl_linear(x, self.mkl, weight, self.linear.bias, rows)
@@ -1112,7 +1115,8 @@ class Bf16Linear(nn.Module):
     (`zhen.hardware`: `onednn_packing`), the copy is packed once into oneDNN's GEMM layout: the same products, without
     the reordering of the weight that each plain bf16 product of a few rows repeats. A product of up to `few_rows`
     rows multiplies by the float32 weight as it is instead: faster there than a bf16 call (on a CPU, where the session
-    finds the model's decoder small enough: `zhen.layer_steps.few_rows`, [`FastDecoder.swap_in_session_linears`])."""
+    finds the model's decoder small enough, [`FastDecoder.multiply_few_rows_in_float32`], and MKL fast:
+    `zhen.layer_steps.few_rows`)."""
 
     def __init__(self, linear: nn.Linear):
         super().__init__()

@@ -4,8 +4,8 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,fbgemm=off,glibc_malloc=off,onednn_int8=off,`
-`amx_int8=off,int8_full_range=off` (one variable, the fields separated by commas).
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,mkl_few_rows=off,fbgemm=off,glibc_malloc=off,`
+`onednn_int8=off,amx_int8=off,int8_full_range=off` (one variable, the fields separated by commas).
 
 `zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
 
@@ -47,6 +47,11 @@ class Hardware:
             `"onednn"`, whichever multiplies faster on this CPU, measured once ([`mkl_measured_faster`]: MKL's on
             the Intel Xeons measured so far, oneDNN's on the AMD EPYCs, where MKL runs code for older CPUs);
             `"measured"` until first asked for ([`Hardware.float32_packer`]): a session in bf16 never asks.
+        mkl_few_rows (`str`): `"on"` where decoding multiplies the products of a step of a sentence or two by float32
+            weights as they are, through MKL (`nn.functional.linear`), rather than through a oneDNN call, which costs
+            ~15 µs more (`zhen.layer_steps.few_rows`): on Intel CPUs, where MKL runs its own code for the CPU. On other
+            CPUs MKL runs code for older ones, and the oneDNN products are the faster (AMD EPYC Zen 4: one text a call
+            1.3-1.9x faster in bf16 and float32 sessions; measured: README, Performance).
         fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
             decoding attention's products over the cache in one pass.
         glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
@@ -70,6 +75,7 @@ class Hardware:
     mkl_packing: str
     onednn_packing: str
     float32_packing: str
+    mkl_few_rows: str
     fbgemm: str
     glibc_malloc: str
     onednn_int8: str
@@ -93,6 +99,7 @@ class Hardware:
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
         preferred = "MKL" if self.preferred_float32_packing() == "mkl" else "oneDNN"
         packing += f", float32 weights packed by {preferred} where both can"
+        packing += f", few-row float32 products by MKL {self.mkl_few_rows}"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
         packing += f", oneDNN int8 LM head {self.onednn_int8}, oneDNN int8 batches {self.amx_int8}"
         packing += f", int8 full-range activations {self.int8_full_range}"
@@ -120,6 +127,7 @@ def detected() -> Hardware:
         mkl_packing="on" if mkl else "off",
         onednn_packing="on" if onednn else "off",
         float32_packing=MEASURED if mkl and onednn else "onednn",
+        mkl_few_rows="on" if mkl and _cpu_vendor() == "GenuineIntel" else "off",
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
         glibc_malloc="on" if _mallopt() is not None else "off",
         onednn_int8="on" if onednn_int8 else "off",
@@ -306,6 +314,7 @@ def _check(values: dict, source: str) -> None:
         "mkl_packing": SWITCHES,
         "onednn_packing": SWITCHES,
         "float32_packing": ("mkl", "onednn"),
+        "mkl_few_rows": SWITCHES,
         "fbgemm": SWITCHES,
         "glibc_malloc": SWITCHES,
         "onednn_int8": SWITCHES,
@@ -439,17 +448,24 @@ def _drafted_searches(machine: Hardware, float32_packed: bool) -> str:
     )
 
 
-def _cpu_name() -> str:
+def _cpu_vendor() -> str:
+    """The CPU's vendor string (`GenuineIntel`, `AuthenticAMD`), or "" where /proc/cpuinfo does not say."""
+    return _cpuinfo_field("vendor_id")
+
+
+def _cpuinfo_field(name: str) -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
             for line in cpuinfo:
-                if line.startswith("model name"):
+                if line.split(":", 1)[0].strip() == name:
                     return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    import platform
+    return ""
 
-    return platform.processor() or platform.machine()
+
+def _cpu_name() -> str:
+    return _cpuinfo_field("model name") or platform.processor() or platform.machine()
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from typing import Final
 import torch
 from torch import nn
 
+from . import hardware
 from .modeling_zhen import apply_rotary_pos_emb
 
 
@@ -139,8 +140,9 @@ FEW_ROW_MACS = 1 << 21  # a float32 product this small goes to MKL (`nn.function
 # multiply-adds, multiplies the float32 weight through MKL instead: a oneDNN bf16 call and the two casts around it cost
 # more than a few rows of a small float32 weight do, where a model's decoder has at most `BF16_FLOAT32_DECODER` weights
 # (its float32 weights stay in the caches between steps; a larger one's are read from memory, in bf16 at half the
-# bytes). Nine rows of the largest weight (a drafted greedy search's check of eight tokens, [`zhen.draft_decoding`])
-# multiply as one row does: the check sees the numbers the steps it stands for would.
+# bytes). Either rule holds where MKL runs its own code for the CPU (`zhen.hardware`'s `mkl_few_rows`: Intel's).
+# Nine rows of the largest weight (a drafted greedy search's check of eight tokens, [`zhen.draft_decoding`]) multiply
+# as one row does: the check sees the numbers the steps it stands for would.
 BF16_SMALL_WEIGHT = 1 << 18
 BF16_FEW_ROW_MACS = 9 * BF16_SMALL_WEIGHT
 BF16_FLOAT32_DECODER = 8 << 20
@@ -153,7 +155,9 @@ def few_rows(weight: torch.Tensor, bf16: bool) -> int:
 
 
 def few_rows_of(elements: int, bf16: bool) -> int:
-    """[`few_rows`] of a weight of `elements` values."""
+    """[`few_rows`] of a weight of `elements` values: none where `zhen.hardware`'s `mkl_few_rows` is off."""
+    if hardware.current().mkl_few_rows == "off":
+        return 0
     if not bf16:
         return FEW_ROW_MACS // elements
     return BF16_FEW_ROW_MACS // elements if elements <= BF16_SMALL_WEIGHT else 0
@@ -468,7 +472,7 @@ def product_of(module: nn.Module) -> nn.Module | None:
         return PlainProduct(module.weight, module.bias)
     if kind == "PackedLinear" and module.onednn is not None:
         bias = module.linear.bias
-        return OnednnProduct(module.onednn, bias, plain=module.linear.weight, plain_bias=bias)
+        return OnednnProduct(module.onednn, bias, plain=module.linear.weight, plain_bias=bias, rows=module.few_rows)
     if kind == "PackedLinear" and getattr(module, "mkl", None) is not None:
         return MklProduct(module.mkl, module.linear.weight, module.linear.bias)
     if kind == "Bf16Linear":
