@@ -51,7 +51,7 @@ class Hardware:
             weights as they are, through MKL (`nn.functional.linear`), rather than through a oneDNN call, which costs
             ~15 µs more (`zhen.layer_steps.few_rows`): on Intel CPUs, where MKL runs its own code for the CPU. On other
             CPUs MKL runs code for older ones, and the oneDNN products are the faster (AMD EPYC Zen 4: one text a call
-            1.3-1.9x faster in bf16 and float32 sessions; measured: README, Performance).
+            1.2-2.1x faster in bf16 and float32 sessions; measured: README, Performance).
         fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
             decoding attention's products over the cache in one pass.
         glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
