@@ -16,7 +16,7 @@ if mode == "off":
     layer_steps.BF16_FEW_ROW_MACS = 0
 model = ZhenForConditionalGeneration.from_pretrained(M).eval()
 tok = ZhenTokenizerFast.from_pretrained(M)
-cols = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 16)
+cols = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), int(sys.argv[3]) if len(sys.argv) > 3 else 16)
 out = []
 for beams in (1, 4):
     for src, tgt in (("en", "zh"), ("zh", "en")):
