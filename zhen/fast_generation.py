@@ -1024,7 +1024,8 @@ class Int8Linear(nn.Module):
         super().__init__()
         self.linear = linear
         self.packed = linear._packed_params._packed_params
-        self.reduce_range = getattr(linear, "reduce_range", True)  # PyTorch's own module: 7-bit activations
+        own_rule = linear.version is not None and linear.version >= 4  # PyTorch's own module's: 7 bits from version 4
+        self.reduce_range = getattr(linear, "reduce_range", own_rule)
         self.many_rows_numel = getattr(linear, "many_rows_numel", sys.maxsize)
         wide = self.many_rows_numel != sys.maxsize
         self.onednn_rows = self.many_rows_numel // linear.in_features if wide else sys.maxsize
