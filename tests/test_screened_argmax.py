@@ -124,14 +124,17 @@ def test_one_row_is_screened_as_in_a_batch(bias):
 
 @pytest.mark.parametrize("rows", [2, 5, FEW_ROWS, FEW_ROWS + 1])
 @pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("full_range", ["on", "off"])
 @torch.inference_mode()
-def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, bias):
-    """Up to `FEW_ROWS` rows the screen multiplies 7-bit hidden values by the int8 weight FBGEMM packed once, after
-    `PACK_AFTER` such screens by `torch._int_mm` (which packs it anew each call): the tokens of `_int_mm`'s path and of
-    the full product, ties to the first token, banned tokens never. With FBGEMM off (`zhen.hardware`), `_int_mm`
-    alone."""
+def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, bias, full_range):
+    """Up to `FEW_ROWS` rows the screen multiplies hidden values of 8 bits where the int8 kernels sum them exactly
+    (`int8_full_range`), else of 7, by the int8 weight FBGEMM packed once, after `PACK_AFTER` such screens by
+    `torch._int_mm` (which packs it anew each call): the tokens of `_int_mm`'s path and of the full product, ties to
+    the first token, banned tokens never. With FBGEMM off (`zhen.hardware`), `_int_mm` alone."""
     import zhen.screened_argmax as screened_argmax
 
+    if full_range == "on" and hardware.detected().int8_full_range == "off":
+        pytest.skip("this CPU's int8 kernels add pairs of 8-bit products in int16")
     monkeypatch.setattr(screened_argmax, "FEW_ROWS_MIN_WEIGHT", 0)
     monkeypatch.setattr(screened_argmax, "PACK_AFTER", 2)
     linear = head(CHUNK * 37 + 5, 24, bias)
@@ -144,12 +147,13 @@ def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, b
     sums = screened_argmax.fbgemm_sums
     monkeypatch.setattr(screened_argmax, "fbgemm_sums", lambda *args: products.append(1) or sums(*args))
     for fbgemm in ("on", "off"):
-        with hardware.forced(fbgemm=fbgemm):
+        with hardware.forced(fbgemm=fbgemm, int8_full_range=full_range):
             screen = ScreenedArgmax(linear)
             for _ in range(2):  # `_int_mm` until the screen has run `PACK_AFTER` few-row screens, then FBGEMM
                 products.clear()
                 assert torch.equal(screen(hidden), full_argmax(linear, hidden)) and not products
             assert (screen.fbgemm_weight is not None) == (fbgemm == "on" == hardware.detected().fbgemm)
+            assert screen.fbgemm_levels == (127 if full_range == "on" else screened_argmax.FBGEMM_LEVELS)
             for banned in (None, int(full_argmax(linear, hidden[:1])[0]), 7):
                 products.clear()
                 tokens = screen(hidden, banned)
@@ -159,37 +163,45 @@ def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, b
             assert tokens[-1] == 300 and screen(hidden)[-1] == 7  # the tied pair: the first unless banned
     assert screen(torch.full((rows, 24), torch.nan)) is None
     monkeypatch.setattr(screened_argmax, "FEW_ROWS_MIN_WEIGHT", linear.weight.numel() + 1)
-    assert ScreenedArgmax(linear).fbgemm_weight is None  # a weight this small: `_int_mm` at any number of rows
+    with hardware.forced(int8_full_range=full_range):  # a weight this small: for 7 bits `_int_mm` at any rows
+        small = ScreenedArgmax(linear).fbgemm_weight
+    assert (small is not None) == (full_range == "on" == hardware.detected().fbgemm)
 
 
 @pytest.mark.skipif(hardware.detected().fbgemm == "off", reason="this PyTorch has no FBGEMM")
 @pytest.mark.parametrize("instructions", ["AVX2", "AVX512", "AVX512_E1"])
 def test_fbgemm_sums_are_int_mms_with_each_of_fbgemms_kernels(instructions):
-    """FBGEMM's AVX2 and AVX-512 kernels add pairs of uint8 x int8 products in int16, which 8-bit inputs overflow
-    (shown here); the screen's 7-bit values give `torch._int_mm`'s exact sums with every kernel set FBGEMM has
-    (`FBGEMM_ENABLE_INSTRUCTIONS` forces one; a set this CPU lacks falls back to one it has)."""
+    """FBGEMM's kernels without VNNI add pairs of uint8 x int8 products in int16, which 8-bit inputs overflow (shown
+    here); the screen's 7-bit values give `torch._int_mm`'s exact sums with every kernel set FBGEMM has, and its 8-bit
+    values wherever `zhen.hardware` detects `int8_full_range` under that kernel set (`FBGEMM_ENABLE_INSTRUCTIONS`
+    forces one; a set this CPU lacks falls back to one it has)."""
     code = textwrap.dedent("""
         import torch
+        from zhen import hardware
         from zhen.screened_argmax import FBGEMM_LEVELS, fbgemm_packed, fbgemm_sums
         torch.manual_seed(0)
-        for width, vocab in ((512, 1024), (24, 200)):
-            weight = torch.randint(-127, 128, (vocab, width), dtype=torch.int8)
-            weight[:8], weight[8:16] = 127, -127
-            packed = fbgemm_packed(weight)
-            for rows in (1, 2, 8):
-                hidden = torch.randint(-FBGEMM_LEVELS, FBGEMM_LEVELS + 1, (rows, width)).float()
-                hidden[0], hidden[-1] = FBGEMM_LEVELS, -FBGEMM_LEVELS
-                exact = torch._int_mm(hidden.to(torch.int8), weight.t()).float()
-                assert torch.equal(fbgemm_sums(hidden, packed), exact), (width, rows)
-        eight_bit = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(
-            torch.full((2, 512), 127.0), 1.0, 128, fbgemm_packed(torch.full((16, 512), 127, dtype=torch.int8)))
-        print("8-bit overflows:", not torch.equal(eight_bit, torch.full((2, 16), 127.0 * 127 * 512)))
+        full_range = hardware.detected().int8_full_range == "on"
+        exact_at = {}
+        for levels in (FBGEMM_LEVELS, 127):
+            for width, vocab in ((512, 1024), (24, 200)):
+                weight = torch.randint(-127, 128, (vocab, width), dtype=torch.int8)
+                weight[:8], weight[8:16] = 127, -127
+                packed = fbgemm_packed(weight, levels)
+                for rows in (1, 2, 8):
+                    hidden = torch.randint(-levels, levels + 1, (rows, width)).float()
+                    hidden[0], hidden[-1] = levels, -levels
+                    exact = torch._int_mm(hidden.to(torch.int8), weight.t()).float()
+                    same = torch.equal(fbgemm_sums(hidden, packed, levels), exact)
+                    exact_at[levels] = exact_at.get(levels, True) and same
+        assert exact_at[FBGEMM_LEVELS]
+        assert exact_at[127] or not full_range
+        print("8-bit exact:", exact_at[127], "full range detected:", full_range)
     """)
     env = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": instructions}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    if instructions == "AVX2":
-        assert "8-bit overflows: True" in done.stdout  # why the screen gives FBGEMM 7 bits
+    if instructions == "AVX2":  # why the screen gives FBGEMM 7 bits there
+        assert "8-bit exact: False full range detected: False" in done.stdout
 
 
 def tiny_model(seed=0, vocab_size=3000) -> ZhenForConditionalGeneration:

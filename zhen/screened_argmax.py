@@ -17,7 +17,8 @@ most half a step in each coordinate) or `||h||_2 ||w - s p||_2`, and `t ||s p||_
 the vocabulary's largest `||s p||_1`, `||w - s p||_2`, `||s p||_2` stand for every row's.
 
 `torch._int_mm` packs the weight anew at every call of more than one row, which costs more than the product itself at
-a few rows; there FBGEMM's product of a weight it packed once gives the same sums (see [`fbgemm_sums`]).
+a few rows; there FBGEMM's product of a weight it packed once gives the same sums (see [`fbgemm_sums`]), of 8-bit
+hidden values where its kernels sum them exactly (`zhen.hardware`'s `int8_full_range`), else of 7-bit ones.
 """
 
 import functools
@@ -37,13 +38,13 @@ SLACK = 1.01  # on the bound: float32 rounding of the estimates and of the logit
 LOWEST = torch.iinfo(torch.int32).min
 FEW_ROWS = 8  # up to this many rows FBGEMM's product of its packed weight beats `torch._int_mm` (README, Performance)
 # ... where the weight is this large: on smaller ones the 7-bit values' wider bound costs more candidates than it saves
+# (8-bit values keep `_int_mm`'s bound, so any weight the screen runs on)
 FEW_ROWS_MIN_WEIGHT = 8 << 20
 # Few-row screens a screen runs with `torch._int_mm` before FBGEMM packs its weight: packing the base vocabulary's
 # takes ~100 ms, what about this many of `_int_mm`'s calls pay more than FBGEMM's (so a one-off call never pays it).
 PACK_AFTER = 256
-# FBGEMM's AVX2 kernels add pairs of uint8 x int8 products in int16: hidden values of 7 bits cannot overflow it.
+# FBGEMM's kernels without VNNI add pairs of uint8 x int8 products in int16: hidden values of 7 bits cannot overflow it.
 FBGEMM_LEVELS = 63
-FBGEMM_ZERO = 64  # FBGEMM multiplies uint8 inputs: the 7-bit values shifted by this zero point
 
 
 class ScreenedArgmax:
@@ -77,11 +78,15 @@ class ScreenedArgmax:
 
     @functools.cached_property
     def fbgemm_weight(self):
-        """The int8 weight packed once for FBGEMM's product ([`fbgemm_sums`]), or None where FBGEMM is off
-        (`zhen.hardware`) or cannot give exact sums here, or the weight is under `FEW_ROWS_MIN_WEIGHT`."""
-        if hardware.current().fbgemm == "off" or self.weight.numel() < FEW_ROWS_MIN_WEIGHT:
+        """The int8 weight packed once for FBGEMM's product ([`fbgemm_sums`]) of hidden values of
+        `self.fbgemm_levels`, or None where FBGEMM is off (`zhen.hardware`) or cannot give exact sums here, or the
+        weight is under `FEW_ROWS_MIN_WEIGHT` and the hidden values would take 7 bits."""
+        machine, width = hardware.current(), self.weight.shape[1]
+        eight_bits = machine.int8_full_range == "on" and exact_in_float32(width, 127)
+        self.fbgemm_levels = 127 if eight_bits else FBGEMM_LEVELS
+        if machine.fbgemm == "off" or self.fbgemm_levels == FBGEMM_LEVELS and self.weight.numel() < FEW_ROWS_MIN_WEIGHT:
             return None
-        return fbgemm_packed(self.int8_weight.t())
+        return fbgemm_packed(self.int8_weight.t(), self.fbgemm_levels)
 
     def __call__(self, hidden: torch.Tensor, banned: int | None = None) -> torch.LongTensor | None:
         """The argmax token of each row of `hidden` (`(rows, d_model)` float32), never `banned`; None where the screen
@@ -95,14 +100,14 @@ class ScreenedArgmax:
         """The screen of each row of `hidden`, `(rows,)`, or None where a row has too many candidates."""
         rows, vocab = len(hidden), self.weight.shape[0]
         packed = self.few_rows_weight() if rows <= FEW_ROWS else None
-        levels = 127 if packed is None else FBGEMM_LEVELS
+        levels = 127 if packed is None else self.fbgemm_levels
         step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / levels
         quantized = torch.round(hidden / step)
         unit = step * self.scale  # what one unit of the int8 product's sums is worth, per row
         if packed is None:
             estimate = torch._int_mm(quantized.to(torch.int8), self.int8_weight)
         else:
-            estimate = fbgemm_sums(quantized, packed)
+            estimate = fbgemm_sums(quantized, packed, levels)
         if self.bias is not None:
             estimate = estimate + self.bias / unit
         if banned is not None:
@@ -168,26 +173,34 @@ def _blocks(estimate: torch.Tensor) -> torch.Tensor:
     return estimate.view(rows, -1, CHUNK)
 
 
-def fbgemm_sums(quantized: torch.Tensor, packed) -> torch.Tensor:
-    """The integer sums `quantized @ weight.T` as float32, for `quantized` holding integers in
-    [-FBGEMM_LEVELS, FBGEMM_LEVELS] (float32) and `packed` from [`fbgemm_packed`]: FBGEMM's int8 product with input
-    scale 1 and zero point `FBGEMM_ZERO` and weight scale 1, whose float output is the int32 sum itself (exact below
-    2**24, which [`fbgemm_packed`] checks the width for)."""
-    return torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(quantized, 1.0, FBGEMM_ZERO, packed)
+def fbgemm_sums(quantized: torch.Tensor, packed, levels: int = FBGEMM_LEVELS) -> torch.Tensor:
+    """The integer sums `quantized @ weight.T` as float32, for `quantized` holding integers in [-levels, levels]
+    (float32) and `packed` from [`fbgemm_packed`]: FBGEMM's int8 product with input scale 1, zero point `levels + 1`
+    (it multiplies uint8 inputs) and weight scale 1, whose float output is the int32 sum itself (exact below 2**24,
+    which [`fbgemm_packed`] checks the width for). Levels over 63 need kernels that sum 8 bits exactly
+    (`zhen.hardware`'s `int8_full_range`)."""
+    return torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(quantized, 1.0, levels + 1, packed)
 
 
-def fbgemm_packed(int8_rows: torch.Tensor):
-    """`int8_rows` (`(vocab, d_model)` int8) packed for [`fbgemm_sums`], or None where this PyTorch's quantized engine
-    is not FBGEMM's (the product would refuse the packing) or the width lets a sum exceed float32's exact integers."""
+def exact_in_float32(width: int, levels: int) -> bool:
+    """Whether every sum of `width` products of hidden values up to `levels` and weights up to 127 is a float32
+    integer."""
+    return width * levels * 127 < 1 << 24
+
+
+def fbgemm_packed(int8_rows: torch.Tensor, levels: int = FBGEMM_LEVELS):
+    """`int8_rows` (`(vocab, d_model)` int8) packed for [`fbgemm_sums`] of hidden values in [-levels, levels], or
+    None where this PyTorch's quantized engine is not FBGEMM's (the product would refuse the packing) or the width
+    lets a sum exceed float32's exact integers."""
     width = int8_rows.shape[1]
-    if width * FBGEMM_LEVELS * 127 >= 1 << 24:
+    if not exact_in_float32(width, levels):
         return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PyTorch announces quantized tensors' move to torchao
             weight = torch._make_per_tensor_quantized_tensor(int8_rows.contiguous(), 1.0, 0)
         packed = torch.ops.quantized.linear_prepack(weight, None)
-        fbgemm_sums(torch.zeros(2, width), packed)
+        fbgemm_sums(torch.zeros(2, width), packed, levels)
     except (RuntimeError, AttributeError, NotImplementedError):
         return None
     return packed
