@@ -346,3 +346,55 @@ def test_8_bit_activations_bring_a_models_int8_logits_closer_to_float32(tiny_mod
                 logits = quantize_dynamic(tiny_model)(**inputs).logits
             errors[full_range] = ((logits - exact).norm() / exact.norm()).item()
     assert errors["on"] < 0.8 * errors["off"], errors
+
+
+def _packed_op_calls(run) -> int:
+    """How many of PyTorch's packed-weight ops (`quantized::...`) `run()` calls."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        run()
+    return sum(event.name.startswith("quantized::") for event in profile.events())
+
+
+@pytest.mark.parametrize("path", ["forward", "generate", "session-greedy", "session-beams", "screen"])
+def test_every_packed_weight_product_called_from_python_skips_the_subclass_lookup(
+    tiny_model, tiny_tokenizer, tiny_pairs, monkeypatch, path
+):
+    """Calling an op with a packed weight from Python asks the `torch.ScriptObject` for `__torch_function__`, which
+    throws and catches a C++ exception each call; every product zhen calls from Python goes through
+    `hardware.packed_product`, which skips that lookup, and gives the op's own result."""
+    from zhen import hardware
+    from zhen.fast_generation import FastDecoder
+
+    calls = []
+
+    def counted(op, *args):
+        calls.append(op)
+        direct = op(*args)
+        result = packed_product(op, *args)
+        assert torch.equal(result, direct)
+        return result
+
+    packed_product = hardware.packed_product
+    monkeypatch.setattr(hardware, "packed_product", counted)
+    model = quantize_dynamic(tiny_model)
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=12)
+    with torch.inference_mode():
+        if path == "forward":
+            ops = _packed_op_calls(lambda: model(**batch, decoder_input_ids=batch["input_ids"][:, :5]))
+        elif path == "generate":
+            ops = _packed_op_calls(lambda: model.generate(**batch, **kwargs))
+        elif path == "screen":  # a float32 session's screened argmax: its integer sums
+            from zhen.screened_argmax import fbgemm_packed, fbgemm_sums
+
+            packed = fbgemm_packed(torch.randint(-127, 128, (300, 32), dtype=torch.int8))
+            if packed is None:
+                pytest.skip("FBGEMM cannot give these sums exactly in this PyTorch")
+            calls.clear()  # the packing's own check
+            ops = _packed_op_calls(lambda: fbgemm_sums(torch.randint(-63, 64, (3, 32)).float(), packed))
+        else:  # the layers' program interpreted (as before TorchScript compiles it, or where it cannot)
+            with FastDecoder(model, script_layers=False) as decoder:
+                beams = 4 if path == "session-beams" else 1
+                ops = _packed_op_calls(lambda: decoder.generate(**batch, num_beams=beams, **kwargs))
+    assert ops > 0 and len(calls) * 2 == ops  # each counted call ran the op twice: directly and through the helper

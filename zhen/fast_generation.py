@@ -1054,13 +1054,14 @@ class Int8Linear(nn.Module):
         if x.dtype != torch.float32:
             return self.linear(x)
         packed = self.onednn_packing() if x.numel() >= self.many_rows_numel else self.packed
-        return torch.ops.quantized.linear_dynamic(x, packed, reduce_range=self.reduce_range)
+        return hardware.packed_product(torch.ops.quantized.linear_dynamic, x, packed, self.reduce_range)
 
     def relu(self, x: torch.Tensor) -> torch.Tensor:
         """`relu(self(x))` of a float32 `x`, ReLU fused into the product where its packing takes it ([`relu_fuses`])."""
         if x.numel() >= self.many_rows_numel:
-            return torch.ops.quantized.linear_dynamic(x, self.onednn_packing(), reduce_range=self.reduce_range).relu_()
-        return torch.ops.quantized.linear_relu_dynamic(x, self.packed, reduce_range=self.reduce_range)
+            return hardware.packed_product(torch.ops.quantized.linear_dynamic, x, self.onednn_packing(),
+                                           self.reduce_range).relu_()  # fmt: skip
+        return hardware.packed_product(torch.ops.quantized.linear_relu_dynamic, x, self.packed, self.reduce_range)
 
 
 class Int8ReluMLP(nn.Module):

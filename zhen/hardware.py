@@ -25,6 +25,7 @@ import os
 import platform
 import time
 import warnings
+from collections.abc import Callable
 
 import torch
 
@@ -136,6 +137,18 @@ def detected() -> Hardware:
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
+
+
+def packed_product(op: Callable, *args) -> torch.Tensor:
+    """`op(*args)`, an op one of whose arguments is a weight packed in a `torch.ScriptObject` (PyTorch's int8
+    products), called from Python without asking its arguments for a tensor subclass's `__torch_function__`: a
+    ScriptObject answers by throwing a C++ exception, caught each call, which costs more than a product of a few rows.
+    """
+    with _NO_SUBCLASS_LOOKUP():
+        return op(*args)
+
+
+_NO_SUBCLASS_LOOKUP = getattr(torch._C, "DisableTorchFunctionSubclass", contextlib.nullcontext)
 
 
 MEASURED = "measured"  # `Hardware.float32_packing` not measured yet

@@ -259,12 +259,22 @@ class Int8Product(Product):
         self.many_rows, self.many_rows_numel = many_rows, many_rows_numel
 
     def multiply(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        if not torch.jit.is_scripting():  # interpreted: the products as Python calls them cheaply
+            return self.multiply_in_python(x, relu)
         if x.numel() >= self.many_rows_numel:
             y = torch.ops.quantized.linear_dynamic(x, self.many_rows, self.reduce_range)
             return y.relu_() if relu else y
         if relu:
             return torch.ops.quantized.linear_relu_dynamic(x, self.packed, self.reduce_range)
         return torch.ops.quantized.linear_dynamic(x, self.packed, self.reduce_range)
+
+    @torch.jit.unused
+    def multiply_in_python(self, x: torch.Tensor, relu: bool) -> torch.Tensor:
+        if x.numel() >= self.many_rows_numel:
+            y = hardware.packed_product(torch.ops.quantized.linear_dynamic, x, self.many_rows, self.reduce_range)
+            return y.relu_() if relu else y
+        op = torch.ops.quantized.linear_relu_dynamic if relu else torch.ops.quantized.linear_dynamic
+        return hardware.packed_product(op, x, self.packed, self.reduce_range)
 
 
 ACTIVATIONS = ("relu", "gelu", "silu")

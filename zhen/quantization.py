@@ -39,7 +39,8 @@ class DynamicInt8Linear(torch.ao.nn.quantized.dynamic.Linear):
         self.reduce_range = hardware.current().int8_full_range != "on"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.ops.quantized.linear_dynamic(x, self.packing_for(x), reduce_range=self.reduce_range).to(x.dtype)
+        product = hardware.packed_product(torch.ops.quantized.linear_dynamic, x, self.packing_for(x), self.reduce_range)
+        return product.to(x.dtype)
 
     def packing_for(self, x: torch.Tensor):
         """The packed weight that multiplies `x`."""

@@ -179,7 +179,8 @@ def fbgemm_sums(quantized: torch.Tensor, packed, levels: int = FBGEMM_LEVELS) ->
     (it multiplies uint8 inputs) and weight scale 1, whose float output is the int32 sum itself (exact below 2**24,
     which [`fbgemm_packed`] checks the width for). Levels over 63 need kernels that sum 8 bits exactly
     (`zhen.hardware`'s `int8_full_range`)."""
-    return torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32(quantized, 1.0, levels + 1, packed)
+    product = torch.ops.quantized.linear_with_input_q_dq_qweight_dq_output_fp32
+    return hardware.packed_product(product, quantized, 1.0, levels + 1, packed)
 
 
 def exact_in_float32(width: int, levels: int) -> bool:
