@@ -1151,6 +1151,7 @@ def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
             assert isinstance(runs["scripted"].layer_steps, torch.jit.ScriptModule)
             assert type(runs["python"].layer_steps) is layer_steps.DecoderLayerSteps
             assert runs["modules"].layer_steps is None
+            runs["modules"].position_table = None  # the model's own `embed`, against the others' `embed_step`
             generator = torch.Generator().manual_seed(0)
             tokens = torch.randint(6, 600, (len(input_ids) * 2, 6), generator=generator)
             for position in range(tokens.shape[1]):
@@ -1162,6 +1163,29 @@ def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
                     run.reorder((parents + 2 * torch.arange(len(input_ids))[:, None]).view(-1), position + 1)
     finally:
         fast_generation._DECODING.row_sums = False
+
+
+@pytest.mark.parametrize("position_embedding_type", ["sinusoidal", "learned", "rope"])
+def test_a_step_embeds_its_tokens_as_the_decoder_does(position_embedding_type):
+    """A step's embedding (two table lookups) is bit for bit the decoder's `embed` at that position; RoPE, dropout
+    (a model in training) and embeddings of another kind go through `embed` itself."""
+    model = tiny_model(position_embedding_type=position_embedding_type)
+    decoder = model.get_decoder()
+    table = fast_generation.step_position_table(decoder)
+    assert (table is None) == (position_embedding_type == "rope")
+    input_ids, attention_mask = padded_sources()
+    tokens = torch.randint(6, 600, (len(input_ids),), generator=torch.Generator().manual_seed(1))
+    with torch.inference_mode(), FastDecoder(model) as session:
+        steps = session.decoder_steps(input_ids, attention_mask, 1, 12)
+        for position in (0, 5, 11):
+            expected, rotary = decoder.embed(tokens[:, None], None, torch.full((1, 1), position))
+            if table is not None:
+                assert rotary is None and torch.equal(steps.embed_step(tokens, position), expected)
+    model.train()
+    assert fast_generation.step_position_table(decoder) is None
+    model.eval()
+    decoder.embed_tokens.max_norm = 1.0
+    assert fast_generation.step_position_table(decoder) is None
 
 
 ACTIVATION_KINDS = {"relu": "relu", "gelu": "gelu", "silu": "silu", "swish": "silu", "gelu_new": None}

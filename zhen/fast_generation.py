@@ -1540,6 +1540,7 @@ class DecoderSteps:
             source_keys_values, attention_dtype or encoder_hidden_states.dtype, workspace, num_beams
         )
         self.cache.allocate(self.rows, max_length)
+        self.position_table = step_position_table(self.decoder)
         # Additive source mask (batch, 1, 1, source), in float32 like the scores it is added to.
         self.source_bias = torch.zeros(attention_mask.shape, dtype=torch.float32, device=self.device)
         self.source_bias = self.source_bias.masked_fill_(attention_mask == 0, torch.finfo(torch.float32).min)
@@ -1550,8 +1551,17 @@ class DecoderSteps:
 
     def step(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
         self.cache.position = position
+        if self.position_table is not None:
+            return self.run_embedded(self.embed_step(tokens, position), None, None)
         position_ids = torch.full((1, 1), position, dtype=torch.long, device=tokens.device)
         return self.run_layers(tokens[:, None], position_ids, None)  # one new token over its history: no mask
+
+    def embed_step(self, tokens: torch.LongTensor, position: int) -> torch.Tensor:
+        """What the decoder's `embed` computes for one token a row at one absolute position, `(rows, 1, d_model)`: its
+        two table lookups without its module calls and position check (`__init__` checked the steps' positions)."""
+        decoder = self.decoder
+        hidden_states = nn.functional.embedding(tokens[:, None], decoder.embed_tokens.weight) * decoder.embed_scale
+        return hidden_states + self.position_table[position].to(hidden_states.dtype)
 
     def steps(self, tokens: torch.LongTensor, position: int, origins: torch.LongTensor | None = None) -> torch.Tensor:
         """The hidden states after several tokens of a batch of one sentence in one pass, `(len(tokens), d_model)`:
@@ -1581,7 +1591,10 @@ class DecoderSteps:
 
     def run_layers(self, tokens, position_ids, self_attention_mask) -> torch.Tensor:
         hidden_states, position_embeddings = self.decoder.embed(tokens, None, position_ids)
-        if self.layer_steps is not None and (self_attention_mask is None or tokens.shape[1] > 1):
+        return self.run_embedded(hidden_states, position_embeddings, self_attention_mask)
+
+    def run_embedded(self, hidden_states, position_embeddings, self_attention_mask) -> torch.Tensor:
+        if self.layer_steps is not None and (self_attention_mask is None or hidden_states.shape[1] > 1):
             return self.run_layer_steps(hidden_states, position_embeddings, self_attention_mask)
         for layer in self.decoder.layers:
             hidden_states = layer(
@@ -1657,6 +1670,16 @@ class DecoderSteps:
         self.cache.keep(rows, sentences, length)
         self.source_bias = self.source_bias.index_select(0, sentences)
         self.rows = len(rows)
+
+
+def step_position_table(decoder: nn.Module) -> torch.Tensor | None:
+    """The table of absolute positions a step of `decoder` looks its position up in ([`DecoderSteps.embed_step`]);
+    None where `embed` computes more than two lookups: RoPE, dropout (training), an embedding of its own kind."""
+    tokens = decoder.embed_tokens
+    plain = type(tokens) is nn.Embedding and tokens.max_norm is None and not decoder.training
+    if not plain or decoder.position_embedding_type == "rope":
+        return None
+    return decoder.embed_positions.weight
 
 
 def inline_layers_work(model, stack: nn.Module | None = None) -> bool:
