@@ -260,10 +260,12 @@ def test_position_table_overflow_raises_clear_error():
 def test_argmax_and_topk_equal_torch():
     torch.manual_seed(0)
     for width in (300, 1000, 16000, 16003):
+        for rows in (1, fast_generation.FEW_ROWS_ARGMAX + 1, 37):  # PyTorch's own argmax, then the chunks'
+            scores = torch.randn(rows, width)
+            assert torch.equal(argmax(scores), scores.argmax(-1))
+            ties = torch.randint(0, 4, (rows, width)).float()  # many equal maxima: the first one wins
+            assert torch.equal(argmax(ties), ties.argmax(-1))
         scores = torch.randn(37, width)
-        assert torch.equal(argmax(scores), scores.argmax(-1))
-        ties = torch.randint(0, 4, (37, width)).float()  # many equal maxima: the first one wins
-        assert torch.equal(argmax(ties), ties.argmax(-1))
         for k in (2, 8):
             values, indices = topk(scores, k)
             expected = torch.topk(scores, k)

@@ -103,6 +103,7 @@ DROP_FINISHED_SHARE = 0.25
 # takes longer than a few calls, so a one-off call (`zhen-translate "..."`, a notebook's first translation) never pays
 # it, and a model that decodes for longer loses less than a compilation's time before it has it (README, Performance).
 SCRIPT_AFTER_SECONDS = 1.0
+FEW_ROWS_ARGMAX = 4  # greedy search's argmax of this few rows: PyTorch's own ([`argmax`])
 
 
 def unsupported_options(model, **generate_kwargs) -> list[str]:
@@ -1756,9 +1757,10 @@ def cuda_graphs_work(model) -> bool:
 
 def argmax(scores: torch.Tensor, chunk: int = 64) -> torch.LongTensor:
     """`scores.argmax(-1)` for 2-D float scores (ties: the first index), via a fast `amax` over chunks: the first chunk
-    holding the maximum holds its first occurrence. CPU `argmax` is several times slower than `amax`."""
+    holding the maximum holds its first occurrence. CPU `argmax` is several times slower than `amax`, but for up to
+    `FEW_ROWS_ARGMAX` rows, where the chunks' five operations cost more than it."""
     rows, vocab = scores.shape
-    if vocab < 4 * chunk or scores.device.type != "cpu":
+    if rows <= FEW_ROWS_ARGMAX or vocab < 4 * chunk or scores.device.type != "cpu":
         return scores.argmax(-1)
     blocks = _pad_to_multiple(scores, chunk).view(rows, -1, chunk)
     best_block = blocks.amax(-1).argmax(-1)
