@@ -91,7 +91,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         assert "drafted by an int8 copy" not in capsys.readouterr().out
     amx = "batches of many rows (the LM head's from 16) with oneDNN's in AMX tiles"
     for onednn_int8, fbgemm, amx_int8, kernels in [
-        ("on", "on", "off", "FBGEMM's int8 kernels, the LM head with oneDNN's, "),
+        ("on", "on", "off", "FBGEMM's int8 kernels, the LM head's of 24 rows or more with oneDNN's, "),
         ("on", "on", "on", f"FBGEMM's int8 kernels, {amx}, "),
         ("off", "on", "off", "FBGEMM's int8 kernels, "),
         ("off", "off", "off", "PyTorch's default int8 kernels"),

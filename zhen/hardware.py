@@ -58,8 +58,9 @@ class Hardware:
         glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
             decoding and training raise ([`keep_freed_memory`]).
         onednn_int8 (`str`): `"on"` where PyTorch's oneDNN multiplies int8 with VNNI or AMX instructions: there its
-            product at the vocabulary's width beats FBGEMM's, and `zhen.quantization.quantize_dynamic` packs the LM
-            head for it (with AMX, for its products of 16 rows or more; measured: README, Performance).
+            product at the vocabulary's width beats FBGEMM's for many rows, and `zhen.quantization.quantize_dynamic`
+            gives the LM head a oneDNN packing for its products of 24 rows or more (with AMX, 16; FBGEMM's is the
+            faster below; measured: README, Performance).
         amx_int8 (`str`): `"on"` where oneDNN multiplies int8 in AMX tiles: there its product beats FBGEMM's for
             batches of many rows, and the int8 products of `zhen.quantization.quantize_dynamic` send those batches to
             it (`zhen.quantization.RowDispatchedLinear`).
@@ -440,7 +441,7 @@ def report() -> str:
         "int8 (--int8, zhen.quantization) multiplies with "
         + ("FBGEMM's int8 kernels, batches of many rows (the LM head's from 16) with oneDNN's in AMX tiles"
            if machine.onednn_int8 == "on" and machine.amx_int8 == "on" else
-           "FBGEMM's int8 kernels, the LM head with oneDNN's" if machine.onednn_int8 == "on" else
+           "FBGEMM's int8 kernels, the LM head's of 24 rows or more with oneDNN's" if machine.onednn_int8 == "on" else
            "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels")
         + (", activations quantized to 8 bits (the kernels sum them exactly)" if machine.int8_full_range == "on" else
            ", activations quantized to 7 bits (the kernels add pairs of products in int16)"),

@@ -26,6 +26,9 @@ from . import hardware
 MANY_ROWS = 128
 WIDE_WEIGHT = 1 << 18
 HEAD_MANY_ROWS = 16  # the LM head's: the vocabulary's width makes oneDNN's the faster product from fewer rows
+# The LM head's with VNNI and no AMX, where FBGEMM's product of fewer rows is the faster one, up to twice as fast at one
+# to eight rows (benchmarks/results/2026-11-30-zen4-q.md).
+HEAD_MANY_ROWS_VNNI = 24
 
 
 class DynamicInt8Linear(torch.ao.nn.quantized.dynamic.Linear):
@@ -93,10 +96,11 @@ class RowDispatchedLinear(DynamicInt8Linear):
 
 def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     """An int8 copy of `model` for CPU inference (eval mode). The original model is left untouched. Where oneDNN
-    multiplies int8 with VNNI or AMX instructions (`zhen.hardware`'s `onednn_int8`), the LM head's weight is packed
-    for oneDNN, whose product at the vocabulary's width is the faster one there; the narrower products stay FBGEMM's.
-    On AMX (`amx_int8`) every product sends its batches of many rows to oneDNN and multiplies fewer with FBGEMM
-    ([`RowDispatchedLinear`]), the LM head from `HEAD_MANY_ROWS` rows (measured: README, Performance)."""
+    multiplies int8 with VNNI or AMX instructions (`zhen.hardware`'s `onednn_int8`), the LM head multiplies batches of
+    many rows by a oneDNN packing of its weight, whose product at the vocabulary's width is the faster one there, and
+    fewer rows (a text's beams, a batch's last rows) by FBGEMM's ([`RowDispatchedLinear`]): from `HEAD_MANY_ROWS_VNNI`
+    rows, or with AMX (`amx_int8`) from `HEAD_MANY_ROWS`; the narrower products stay FBGEMM's, but on AMX, where every
+    product sends its batches of many rows to oneDNN (measured: README, Performance)."""
     return quantize_parts(copy.deepcopy(model).float().eval(), per_channel=per_channel)
 
 
@@ -122,11 +126,19 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
     head = quantized.get_output_embeddings() if hasattr(quantized, "get_output_embeddings") else None
     int8_head = isinstance(head, torch.ao.nn.quantized.dynamic.Linear)
     if onednn_head and int8_head and hardware.current().onednn_int8 == "on":
-        if isinstance(head, RowDispatchedLinear):  # on AMX FBGEMM's is the faster for the few rows of one text
-            head.many_rows_numel = HEAD_MANY_ROWS * head.in_features
-        else:
-            pack_for(head, "onednn")
+        if not isinstance(head, RowDispatchedLinear):
+            head = row_dispatched(head)
+            quantized.set_output_embeddings(head)
+        head.many_rows_numel = (HEAD_MANY_ROWS if amx else HEAD_MANY_ROWS_VNNI) * head.in_features
     return quantized
+
+
+def row_dispatched(linear: DynamicInt8Linear) -> RowDispatchedLinear:
+    """A [`RowDispatchedLinear`] of the same int8 weight, scales and bias as `linear`, packed as it is."""
+    dispatched = RowDispatchedLinear(linear.in_features, linear.out_features, linear.bias() is not None, torch.qint8)
+    dispatched.set_weight_bias(*linear._weight_bias())
+    dispatched.reduce_range, dispatched.packed_for = linear.reduce_range, linear.packed_for
+    return dispatched
 
 
 def pack_for(linear: nn.Module, engine: str) -> nn.Module:
