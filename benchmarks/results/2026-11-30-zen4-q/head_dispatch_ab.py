@@ -38,8 +38,8 @@ else:
         outs = {}
         for r in range(3):
             for k in (list(systems) if r % 2 == 0 else list(systems)[::-1]):
-                s = time.perf_counter(); outs[k] = zhen.translate(texts, model=systems[k], tokenizer=tok, src_lang=src, tgt_lang=tgt, num_beams=int(what))
+                s = time.perf_counter(); outs[k] = zhen.translate(texts, model=systems[k], tokenizer=tok, src_lang=src, tgt_lang=tgt, num_beams=int(what), batch_size=int(sys.argv[4]) if len(sys.argv) > 4 else 64)
                 best[k] = min(best[k], time.perf_counter() - s)
         a, b = best.values()
         same = sum(x == y for x, y in zip(*outs.values()))
-        print(f"{src}->{tgt} 1000 texts, beam {what}, {torch.get_num_threads()} threads: " + ", ".join(f"{k} {len(texts)/v:.0f} sent/s" for k, v in best.items()) + f"; new/old speed {a/b:.3f}; same {same}/1000")
+        print(f"{src}->{tgt} 1000 texts, beam {what}, batches of {sys.argv[4] if len(sys.argv) > 4 else 64}, {torch.get_num_threads()} threads: " + ", ".join(f"{k} {len(texts)/v:.0f} sent/s" for k, v in best.items()) + f"; new/old speed {a/b:.3f}; same {same}/1000")
