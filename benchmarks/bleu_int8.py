@@ -16,10 +16,12 @@ greedy outputs are equal.)
 
     python benchmarks/bleu_int8.py --model checkpoints/zhen-base --test data/wmt/test.jsonl --num-beams 4 --ct2
     python benchmarks/bleu_int8.py ... --ct2 --rounds 3   # on a machine whose speed drifts: best of 3 turns each
+    python benchmarks/bleu_int8.py ... --ct2 --interleave --rounds 2   # ... or drifts within seconds: turns per batch
 """
 
 import argparse
 import contextlib
+import copy
 import json
 import math
 import os
@@ -38,6 +40,12 @@ from common import print_table  # noqa: E402
 def translate_ids(translate_batches, tokenizer, texts, src, tgt, batch_size, num_beams, max_new_tokens_for):
     """Sorted longest first, batched, back in input order; `translate_batches([generate kwargs, ...]) -> [ids, ...]`
     (the batches in parallel where the system decodes several at once)."""
+    rows, batches = make_batches(tokenizer, texts, src, tgt, batch_size, num_beams, max_new_tokens_for)
+    return in_input_order(tokenizer, rows, translate_batches(batches), len(texts))
+
+
+def make_batches(tokenizer, texts, src, tgt, batch_size, num_beams, max_new_tokens_for):
+    """The texts' indices sorted longest first in batches, and each batch's `generate` arguments."""
     tokenizer.src_lang, tokenizer.tgt_lang = src, tgt
     ids = tokenizer(texts)["input_ids"]
     order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
@@ -50,11 +58,28 @@ def translate_ids(translate_batches, tokenizer, texts, src, tgt, batch_size, num
             forced_bos_token_id=tokenizer.get_lang_id(tgt), num_beams=num_beams,
             max_new_tokens=max_new_tokens_for(max(len(ids[i]) for i in batch_rows)),
         ))  # fmt: skip
-    outputs = [""] * len(ids)
-    for batch_rows, out in zip(rows, translate_batches(batches)):
+    return rows, batches
+
+
+def in_input_order(tokenizer, rows, outputs_ids, count):
+    outputs = [""] * count
+    for batch_rows, out in zip(rows, outputs_ids):
         for i, text in zip(batch_rows, tokenizer.batch_decode(out, skip_special_tokens=True)):
             outputs[i] = text
     return outputs
+
+
+def taking_turns(opened: dict, batches: list, group: int, turn: int) -> tuple[dict, dict]:
+    """Every system of `opened` (`translate_batches` each) on each group of `group` batches in turn, the order
+    reversed every other group (and every other `turn`): each system's output ids and seconds."""
+    outputs, seconds = {key: [] for key in opened}, dict.fromkeys(opened, 0.0)
+    for index, start in enumerate(range(0, len(batches), group)):
+        keys = list(opened)[:: -1 if (index + turn) % 2 else 1]
+        for key in keys:
+            began = time.perf_counter()
+            outputs[key].extend(opened[key](batches[start : start + group]))
+            seconds[key] += time.perf_counter() - began
+    return outputs, seconds
 
 
 def main(argv=None):
@@ -70,6 +95,12 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=1,
                         help="translate each direction N times, the systems taking turns (their order reversed every "
                              "other round); sent/s is each system's fastest round")  # fmt: skip
+    parser.add_argument("--interleave", action="store_true",
+                        help="open every system at once and let them take turns on each group of batches decoded at "
+                             "once (the order reversed every other group), every round: on a machine whose speed "
+                             "drifts within seconds the drift weighs on all alike. Sessions open before the turns "
+                             "(their opening is not timed), and a system's streams (CTranslate2's workers) wait for "
+                             "each other at the end of every group")  # fmt: skip
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -100,9 +131,11 @@ def main(argv=None):
         return lambda batches: [wait() for wait in [generator.generate(**b, asynchronous=True) for b in batches]]
 
     quantized = quantize_dynamic(model)
+    # Sessions open at once need models of their own: a second session of one model waits for the first to end.
+    bf16_model = copy.deepcopy(model) if args.interleave else model
     systems = {  # (family, weights): opens `generate`; each reduced precision is compared with float32 of its family
         ("PyTorch", "float32"): lambda: session(model, "plain"),
-        ("PyTorch", "bf16"): lambda: session(model, "bf16"),
+        ("PyTorch", "bf16"): lambda: session(bf16_model, "bf16"),
         ("PyTorch", "int8"): lambda: session(quantized, "auto"),
     }
     if hardware.current().int8_full_range == "on":  # the default's 8-bit activations against PyTorch's 7 bits
@@ -124,6 +157,16 @@ def main(argv=None):
         src, tgt = direction.split("-")
         reference, outputs, seconds = {}, {}, {}
         for round_ in range(args.rounds):
+            if args.interleave:
+                rows_, batches = make_batches(tokenizer, columns[src], src, tgt, args.batch_size, args.num_beams,
+                                              max_new_tokens_for)  # fmt: skip
+                with contextlib.ExitStack() as stack, torch.inference_mode():
+                    opened = {key: stack.enter_context(open_()) for key, open_ in systems.items()}
+                    ids, turns = taking_turns(opened, batches, streams, round_)
+                for key in systems:
+                    outputs[key] = in_input_order(tokenizer, rows_, ids[key], len(columns[src]))
+                    seconds[key] = min(seconds.get(key, math.inf), turns[key])
+                continue
             for key in list(systems)[:: -1 if round_ % 2 else 1]:
                 start = time.perf_counter()
                 with torch.inference_mode(), systems[key]() as translate_batches:
