@@ -99,17 +99,17 @@ def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
     multiplies int8 with VNNI or AMX instructions (`zhen.hardware`'s `onednn_int8`), the LM head multiplies batches of
     many rows by a oneDNN packing of its weight, whose product at the vocabulary's width is the faster one there, and
     fewer rows (a text's beams, a batch's last rows) by FBGEMM's ([`RowDispatchedLinear`]): from `HEAD_MANY_ROWS_VNNI`
-    rows, or with AMX (`amx_int8`) from `HEAD_MANY_ROWS`; the narrower products stay FBGEMM's, but on AMX, where every
-    product sends its batches of many rows to oneDNN (measured: README, Performance)."""
+    rows, or with AMX (`amx_int8`) from `HEAD_MANY_ROWS`. The narrower products stay FBGEMM's, except on AMX, where
+    every product sends its batches of many rows to oneDNN (measured: README, Performance)."""
     return quantize_parts(copy.deepcopy(model).float().eval(), per_channel=per_channel)
 
 
 def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel: bool = True,
                    onednn_head: bool = True, onednn_batches: bool = True) -> nn.Module:  # fmt: skip
     """[`quantize_dynamic`] in place: the `nn.Linear` layers of `model`'s submodules named `parts` (all of them by
-    default) replaced by dynamic int8 ones, the LM head packed for oneDNN where [`quantize_dynamic`] packs it
-    (`onednn_head`), batches of many rows sent to oneDNN where it sends them (`onednn_batches`: a model that only ever
-    multiplies few rows, as a draft, leaves it off); returns `model`."""
+    default) replaced by dynamic int8 ones, the LM head given oneDNN's packing for many rows where
+    [`quantize_dynamic`] gives it one (`onednn_head`), batches of many rows sent to oneDNN where it sends them
+    (`onednn_batches`: a model that only ever multiplies few rows, as a draft, leaves it off); returns `model`."""
     from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
@@ -129,7 +129,8 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
         if not isinstance(head, RowDispatchedLinear):
             head = row_dispatched(head)
             quantized.set_output_embeddings(head)
-        head.many_rows_numel = (HEAD_MANY_ROWS if amx else HEAD_MANY_ROWS_VNNI) * head.in_features
+        amx_head = hardware.current().amx_int8 == "on"
+        head.many_rows_numel = (HEAD_MANY_ROWS if amx_head else HEAD_MANY_ROWS_VNNI) * head.in_features
     return quantized
 
 
