@@ -13,7 +13,7 @@ new = quantize_dynamic(model)
 old = copy.deepcopy(new); old.lm_head.many_rows_numel = 0  # every row through oneDNN's packing, as before
 print("new head:", type(new.lm_head).__name__, new.lm_head.many_rows_numel // new.lm_head.in_features, "rows on")
 cols = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 1000)
-systems = {"old (oneDNN head)": old, "new (FBGEMM < 24 rows)": new}
+systems = {"old (oneDNN head)": old, f"new (FBGEMM < {new.lm_head.many_rows_numel // new.lm_head.in_features} rows)": new}
 if what == "one":
     torch.set_num_threads(1)
     texts = cols["en"][:16]
