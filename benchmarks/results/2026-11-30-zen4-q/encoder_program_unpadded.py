@@ -1,7 +1,7 @@
-import sys, time, warnings, torch
+import os, sys, time, warnings, torch
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
-exec(open("/tmp/s40/setup.py").read())
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "setup_tatoeba_batches.py")).read())
 unp = [b for b in batches if bool(b["attention_mask"].all())]
 print("unpadded batches:", len(unp), [tuple(b["input_ids"].shape) for b in unp])
 if not unp:

@@ -1,7 +1,7 @@
-import sys, time, warnings, torch
+import os, sys, time, warnings, torch
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
-exec(open("/tmp/s40/setup.py").read())
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "setup_tatoeba_batches.py")).read())
 beams = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 bs = [dict(b, num_beams=beams) for b in batches] if beams == 1 else [dict(b, num_beams=beams) for b in batches]
 new_in_place = fg._in_place

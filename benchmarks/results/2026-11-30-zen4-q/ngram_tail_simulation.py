@@ -1,8 +1,8 @@
 """Simulate prompt-lookup (n-gram) drafting of greedy batches' tails from the batch path's own outputs."""
-import sys, warnings, torch
+import os, sys, warnings, torch
 warnings.simplefilter("ignore")
 torch.set_num_threads(2)
-exec(open("/tmp/s40/setup.py").read())
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "setup_tatoeba_batches.py")).read())
 EOS = 2
 def guess(seq, k, n):
     """Tokens after the last earlier occurrence of seq's last n tokens."""

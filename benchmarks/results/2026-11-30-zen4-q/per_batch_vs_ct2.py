@@ -1,7 +1,7 @@
 import sys, time, warnings, torch, os, tempfile
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
-exec(open("/tmp/s40/setup.py").read())
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "setup_tatoeba_batches.py")).read())
 from zhen.convert_ctranslate2 import CTranslate2Generator, convert
 d = tempfile.mkdtemp(); out = convert(M, os.path.join(d, "int8"), quantization="int8")
 g = CTranslate2Generator(out, compute_type="int8", inter_threads=1, intra_threads=1)

@@ -1,7 +1,7 @@
-import sys, time, warnings, torch
+import os, sys, time, warnings, torch
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
-exec(open("/tmp/s40/setup.py").read())
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "setup_tatoeba_batches.py")).read())
 import zhen.refill as rf
 from zhen.pipeline_zhen import default_max_new_tokens
 srcs = list(ids)

@@ -1,8 +1,8 @@
-import sys, time, warnings, torch
+import os, sys, time, warnings, torch
 warnings.simplefilter("ignore")
 mode = sys.argv[2]
 torch.set_num_threads(2 if mode == "threads" else 1)
-exec(open("/tmp/s40/setup.py").read())
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "setup_tatoeba_batches.py")).read())
 with torch.inference_mode(), fg.FastDecoder(q, script_layers=True) as s:
     for b in batches[:3]: s.generate(**b)
     for r in range(3):

@@ -3,26 +3,7 @@ by step rows; CTranslate2 int8 one thread for comparison."""
 import sys, time, collections, warnings, torch, os, tempfile
 warnings.simplefilter("ignore")
 torch.set_num_threads(1)
-from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
-from zhen.data import load_parallel
-from zhen.evaluation import parallel_columns
-import zhen.fast_generation as fg
-from zhen.quantization import quantize_dynamic
-M = "/tmp/s36/small-cpu/model"
-src, tgt = (sys.argv[1] if len(sys.argv) > 1 else "en-zh").split("-")
-model = ZhenForConditionalGeneration.from_pretrained(M, dtype=torch.float32).eval()
-tok = ZhenTokenizerFast.from_pretrained(M)
-cols = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 1000)
-tok.src_lang, tok.tgt_lang = src, tgt
-ids = tok(cols[src])["input_ids"]
-order = sorted(range(len(ids)), key=lambda i: -len(ids[i]))
-batches = []
-for s in range(0, len(order), 64):
-    rows = order[s:s+64]
-    b = tok.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")
-    L = max(len(ids[i]) for i in rows)
-    batches.append(dict(input_ids=b["input_ids"], attention_mask=b["attention_mask"], forced_bos_token_id=tok.get_lang_id(tgt), num_beams=1, max_new_tokens=int(1.5*L)+10))
-q = quantize_dynamic(model)
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "setup_tatoeba_batches.py")).read())
 acc = collections.Counter(); cnt = collections.Counter()
 orig_step = fg.DecoderSteps.step
 def bucket(r): return "1-4" if r <= 4 else "5-16" if r <= 16 else "17-32" if r <= 32 else "33-64"
