@@ -1,6 +1,8 @@
 """int8 dynamic quantization: a separate copy, still a working translator that agrees with float32."""
 
+import copy
 import sys
+import warnings
 
 import pytest
 import torch
@@ -102,6 +104,37 @@ def test_int8_session_swaps_in_its_linears_and_decodes_as_quantized_generate(
 
 def _int8_linears(model):
     return [m for m in model.modules() if isinstance(m, torch.ao.nn.quantized.dynamic.Linear)]
+
+
+@pytest.mark.parametrize("machine", ["vnni", "amx", "neither"])
+def test_quantizing_packs_each_weight_once_into_what_pytorchs_own_quantization_makes(tiny_model, machine):
+    """Each int8 weight is packed once, at its size (no placeholder of its size packed first, the LM head's packing
+    handed on, not unpacked and packed again): the same int8 weights, per-row scales and biases as PyTorch's own
+    `quantize_dynamic` makes, on every machine class (the head a `RowDispatchedLinear` with oneDNN's int8 or not)."""
+    from torch.ao.quantization import per_channel_dynamic_qconfig
+    from torch.profiler import profile
+
+    from zhen import hardware
+
+    onednn_int8, amx_int8 = ("off", "off") if machine == "neither" else ("on", "on" if machine == "amx" else "off")
+    with hardware.forced(onednn_int8=onednn_int8, amx_int8=amx_int8), profile(record_shapes=True) as trace:
+        quantized = quantize_dynamic(tiny_model)
+    packed = [event.input_shapes[0] for event in trace.events() if event.name == "quantized::linear_prepack"]
+    linears = {name: module for name, module in quantized.named_modules() if module in _int8_linears(quantized)}
+    assert sorted(shape for shape in packed if shape != [1, 1]) == sorted(
+        [module.out_features, module.in_features] for module in linears.values()
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reference = torch.ao.quantization.quantize_dynamic(
+            copy.deepcopy(tiny_model).eval(), {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8
+        )
+    for name, module in linears.items():
+        (weight, bias), (expected, expected_bias) = module._weight_bias(), reference.get_submodule(name)._weight_bias()
+        assert torch.equal(weight.int_repr(), expected.int_repr()), name
+        assert torch.equal(weight.q_per_channel_scales(), expected.q_per_channel_scales()), name
+        assert (bias is None and expected_bias is None) or torch.equal(bias, expected_bias), name
+        assert (module.in_features, module.out_features) == (expected.shape[1], expected.shape[0])
 
 
 @pytest.mark.skipif("onednn" not in torch.backends.quantized.supported_engines, reason="this PyTorch has no oneDNN")

@@ -37,8 +37,11 @@ class DynamicInt8Linear(torch.ao.nn.quantized.dynamic.Linear):
     module always takes (`reduce_range`, what kernels adding products in int16 need). Which of the two is fixed when
     the module is made, by the machine it is made on."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True, dtype: torch.dtype = torch.qint8):
+        # PyTorch's module packs a placeholder weight of the full size, which `from_float` or `set_weight_bias`
+        # replaces at once: packed at 1 x 1 instead, a model's weights are packed once each, not twice.
+        super().__init__(1, 1, bias_, dtype)
+        self.in_features, self.out_features = in_features, out_features
         self.reduce_range = hardware.current().int8_full_range != "on"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -60,8 +63,8 @@ class RowDispatchedLinear(DynamicInt8Linear):
     `WIDE_WEIGHT` entries keep FBGEMM's product at every batch size. [`quantize_dynamic`] makes these where
     `zhen.hardware`'s `amx_int8` is on; oneDNN's packing is made at its first use, and again after a copy."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, in_features: int, out_features: int, bias_: bool = True, dtype: torch.dtype = torch.qint8):
+        super().__init__(in_features, out_features, bias_, dtype)
         wide = self.in_features * self.out_features >= WIDE_WEIGHT
         self.many_rows_numel = MANY_ROWS * self.in_features if wide else sys.maxsize  # inputs this large go to oneDNN
         self._many_rows_packing = None
@@ -135,9 +138,10 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
 
 
 def row_dispatched(linear: DynamicInt8Linear) -> RowDispatchedLinear:
-    """A [`RowDispatchedLinear`] of the same int8 weight, scales and bias as `linear`, packed as it is."""
-    dispatched = RowDispatchedLinear(linear.in_features, linear.out_features, linear.bias() is not None, torch.qint8)
-    dispatched.set_weight_bias(*linear._weight_bias())
+    """A [`RowDispatchedLinear`] of the same int8 weight, scales and bias as `linear`: its very packing (unpacking and
+    packing the LM head's again would cost more than quantizing it)."""
+    dispatched = RowDispatchedLinear(linear.in_features, linear.out_features)
+    dispatched._packed_params = linear._packed_params
     dispatched.reduce_range, dispatched.packed_for = linear.reduce_range, linear.packed_for
     return dispatched
 
