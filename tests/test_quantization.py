@@ -1,7 +1,10 @@
 """int8 dynamic quantization: a separate copy, still a working translator that agrees with float32."""
 
+import concurrent.futures
 import copy
 import sys
+import threading
+import time
 import warnings
 
 import pytest
@@ -288,6 +291,35 @@ def test_an_amx_int8_session_sends_the_same_rows_to_onednn_and_decodes_as_quanti
     assert torch.equal(fast, quantized.generate(**batch, **kwargs))
     texts = tiny_tokenizer.batch_decode(fast, skip_special_tokens=True)
     assert sum(text == zh for text, (_, zh) in zip(texts, tiny_pairs)) >= len(tiny_pairs) - 2
+
+
+@pytest.mark.skipif(not ONEDNN, reason="this PyTorch has no oneDNN")
+def test_streams_reaching_the_heads_onednn_packing_at_once_make_it_once(tiny_model, monkeypatch):
+    """The streams of a session reach the LM head's oneDNN packing at once at their first batch of many rows: one
+    packs it (PyTorch's engine set for oneDNN meanwhile), the others wait for it and take the same packing."""
+    from zhen import hardware
+    from zhen.quantization import RowDispatchedLinear
+
+    with hardware.forced(onednn_int8="on", amx_int8="off"):
+        head = quantize_dynamic(tiny_model).lm_head
+    unpack, engines, engine = RowDispatchedLinear._weight_bias, [], torch.backends.quantized.engine
+
+    def slow_unpack(self):  # long enough for every thread to arrive while the first packs
+        engines.append(torch.backends.quantized.engine)
+        time.sleep(0.05)
+        return unpack(self)
+
+    monkeypatch.setattr(RowDispatchedLinear, "_weight_bias", slow_unpack)
+    start = threading.Barrier(4)
+
+    def reach():
+        start.wait()
+        return head.many_rows_packing()
+
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        packings = list(pool.map(lambda _: reach(), range(4)))
+    assert engines == ["onednn"] and all(packing is head.many_rows_packing() for packing in packings)
+    assert torch.backends.quantized.engine == engine  # restored
 
 
 @pytest.mark.skipif(not ONEDNN, reason="this PyTorch has no oneDNN")

@@ -13,6 +13,7 @@ BLEU on a trained checkpoint.
 import contextlib
 import copy
 import sys
+import threading
 import warnings
 
 import torch
@@ -29,6 +30,7 @@ HEAD_MANY_ROWS = 16  # the LM head's: the vocabulary's width makes oneDNN's the 
 # The LM head's with VNNI and no AMX, where FBGEMM's product of fewer rows is the faster one, up to twice as fast at one
 # to eight rows (benchmarks/results/2026-11-30-zen4-q.md).
 HEAD_MANY_ROWS_VNNI = 24
+_PACKING = threading.Lock()  # [`packing_for_engine`]
 
 
 class DynamicInt8Linear(torch.ao.nn.quantized.dynamic.Linear):
@@ -70,10 +72,12 @@ class RowDispatchedLinear(DynamicInt8Linear):
         self._many_rows_packing = None
 
     def many_rows_packing(self):
-        """The weight packed for oneDNN (made once; a copy of this module, or one loaded, makes it again)."""
+        """The weight packed for oneDNN (made once, also where the streams of a session reach it at once; a copy of
+        this module, or one loaded, makes it again)."""
         if self._many_rows_packing is None:
             with packing_for_engine("onednn"):
-                self._many_rows_packing = torch.ops.quantized.linear_prepack(*self._weight_bias())
+                if self._many_rows_packing is None:
+                    self._many_rows_packing = torch.ops.quantized.linear_prepack(*self._weight_bias())
         return self._many_rows_packing
 
     def packing_for(self, x: torch.Tensor):
@@ -159,13 +163,15 @@ def pack_for(linear: nn.Module, engine: str) -> nn.Module:
 
 @contextlib.contextmanager
 def packing_for_engine(engine: str):
-    """Inside the block PyTorch packs int8 weights for `engine`'s kernels (its quantized engine packs for)."""
-    previous = torch.backends.quantized.engine
-    torch.backends.quantized.engine = engine
-    try:
-        yield
-    finally:
-        torch.backends.quantized.engine = previous
+    """Inside the block PyTorch packs int8 weights for `engine`'s kernels (its quantized engine packs for). The engine
+    is a setting of the whole process: one thread's block at a time."""
+    with _PACKING:
+        previous = torch.backends.quantized.engine
+        torch.backends.quantized.engine = engine
+        try:
+            yield
+        finally:
+            torch.backends.quantized.engine = previous
 
 
 def is_quantized(model: nn.Module) -> bool:
