@@ -34,6 +34,7 @@ from zhen.fast_generation import (
     topk,
     unsupported_options,
 )
+from zhen.packing import pack_sources, unpack
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
@@ -1563,6 +1564,39 @@ def test_the_encoders_program_computes_exactly_what_its_forwards_compute(
         assert torch.equal(program, decoder.encode(input_ids, mask))
 
 
+@pytest.mark.parametrize("position_embedding_type,normalize_before", VARIANTS)
+@pytest.mark.parametrize("session", sorted(ENCODER_SESSIONS))
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+@torch.inference_mode()
+def test_a_compiling_sessions_program_encodes_padded_batches_exactly_as_the_packed_forwards(
+    position_embedding_type, normalize_before, session, attention
+):
+    """A padded batch, packed into one row of real tokens, in a session that compiles its programs: the encoder's
+    program over the packed tokens, attending per group of sentences (one group of equal lengths, without a mask, one
+    with), bit for bit the packed forwards, for every position type, norm placement, attention implementation and
+    session weights; the program in Python (where TorchScript is missing) computes the same."""
+    from zhen.quantization import quantize_dynamic
+
+    activation = "gelu" if position_embedding_type == "rope" else "relu"
+    model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before,
+                       activation_function=activation, attn_implementation=attention)  # fmt: skip
+    weights, machine = ENCODER_SESSIONS[session]
+    if session == "int8":
+        model = quantize_dynamic(model)
+    input_ids, attention_mask = padded_sources(lengths=(3,) * 10 + (9, 7, 4, 5, 9, 6, 8, 4, 5, 7))
+    with hardware.forced(**machine), FastDecoder(model, weights=weights, script_layers=True) as decoder:
+        program = decoder.encode(input_ids, attention_mask)
+        assert any(key[:2] == ("encoder", True) for key in decoder.programs)
+        forwards = decoder.encode(input_ids, attention_mask, script_layers=False)
+        in_python = decoder.encoder_steps(input_ids.device, script_layers=False)
+        packed = pack_sources(input_ids, attention_mask)
+        groups = fast_generation.attention_groups(packed, model.config.encoder_attention_heads)
+        assert [mask is None for mask in groups[3]] == [True, False]
+        states, rope = model.get_encoder().embed(packed["input_ids"], None, packed["position_ids"])
+        python = unpack(in_python(states, *(rope or (None, None)), groups), attention_mask)
+    assert torch.equal(program, forwards) and torch.equal(python, forwards)
+
+
 class MergingEveryStep(BeamSearch):
     """Transformers' order: the finished set merged at every step, also where no continuation among the top K ended."""
 
@@ -1596,9 +1630,13 @@ def test_beam_search_skips_merging_finished_hypotheses_only_where_no_result_chan
 
 
 @pytest.mark.parametrize("cpu_bf16", ["native", "emulated"])
-def test_a_bf16_session_encodes_one_text_by_the_program_and_batches_under_autocast(cpu_bf16, monkeypatch):
+@pytest.mark.parametrize("script_layers", [None, True])
+def test_a_bf16_session_encodes_one_text_by_the_program_and_batches_under_autocast(
+    cpu_bf16, script_layers, monkeypatch
+):
     """One text (no padding) in a bf16 session: the encoder's program, out of autocast (its products multiply in bf16,
-    its attention and norms in float32); a padded batch: the layers' forwards under bf16 autocast."""
+    its attention and norms in float32); a padded batch: the layers' forwards under bf16 autocast, also in a session
+    that compiles its programs."""
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
     one = input_ids[:1, :4]
@@ -1608,7 +1646,7 @@ def test_a_bf16_session_encodes_one_text_by_the_program_and_batches_under_autoca
         encoded.append((torch.is_autocast_enabled("cpu"), args[2], encode(self, *args)))
         return encoded[-1][-1]
 
-    with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model, weights="bf16") as decoder:
+    with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model, weights="bf16", script_layers=script_layers) as decoder:
         monkeypatch.setattr(FastDecoder, "encode", recorded)
         decoder.generate(one, forced_bos_token_id=ZH, max_new_tokens=3)
         decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=3)
@@ -1622,8 +1660,8 @@ def test_a_bf16_session_encodes_one_text_by_the_program_and_batches_under_autoca
 
 
 def test_the_encoders_forwards_run_where_the_program_would_leave_something_out(monkeypatch):
-    """Padding (the packed or masked encoder), a forward hook, training mode, autocast: the layers' forwards. A later
-    session of the same model runs the same program."""
+    """Padding in a session not compiling (the packed or masked encoder), a forward hook, training mode, autocast: the
+    layers' forwards. A later session of the same model runs the same program."""
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
     unpadded = input_ids[:, :4]
@@ -1643,7 +1681,7 @@ def test_the_encoders_forwards_run_where_the_program_would_leave_something_out(m
     with FastDecoder(model) as decoder:
         assert decoder.encoder_steps(input_ids.device) is program
         monkeypatch.setattr(FastDecoder, "encoder_steps", lambda *args: pytest.fail("asked for a padded batch"))
-        decoder.encode(input_ids, attention_mask)  # padded: never the program
+        decoder.encode(input_ids, attention_mask)  # padded, in Python: the forwards
         monkeypatch.undo()
     model.get_encoder().train()
     with FastDecoder(model) as decoder:

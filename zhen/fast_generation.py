@@ -65,6 +65,7 @@ from .hardware import current as current_hardware
 from .layer_steps import (
     DecoderLayerSteps,
     EncoderSteps,
+    Groups,
     RowIndex,
     attend,
     attend_history,
@@ -576,7 +577,8 @@ class FastDecoder:
         program ([`encoder_steps`], compiled with `script_layers`, by default as the session [`scripts`]; float32
         out of a bf16 session's products too), others through the layers' forwards, under bf16 autocast with
         `in_bf16`; on a CPU computed on the real tokens alone, packed into one row ([`zhen.packing.pack_sources`]),
-        its attention per group of similar-length sentences."""
+        its attention per group of similar-length sentences: there through the compiled program where the session
+        compiles it (out of bf16 sessions), the same computation."""
         encoder = self.model.get_encoder()
         unpadded = bool(attention_mask.all())
         steps = self.encoder_steps(input_ids.device, script_layers, input_ids.numel()) if unpadded else None
@@ -586,11 +588,21 @@ class FastDecoder:
             cos, sin = position_embeddings or (None, None)
             with interpreted(steps):
                 return steps(hidden_states, cos, sin)
+        packs = not unpadded and hardware.packing_pays(input_ids.device)
+        packed = pack_sources(input_ids, attention_mask) if packs else None
+        script_layers = self.scripts() if script_layers is None else script_layers
+        if packs and script_layers and not in_bf16:
+            steps = self.encoder_steps(input_ids.device, True, packed["input_ids"].numel())
+        if steps is not None:
+            hidden_states, position_embeddings = encoder.embed(packed["input_ids"], None, packed["position_ids"])
+            cos, sin = position_embeddings or (None, None)
+            groups = attention_groups(packed, encoder.config.encoder_attention_heads)
+            with interpreted(steps):
+                return unpack(steps(hidden_states, cos, sin, groups), attention_mask)
         with torch.autocast(input_ids.device.type, torch.bfloat16, enabled=in_bf16):
-            if not hardware.packing_pays(input_ids.device) or unpadded:
+            if not packs:
                 with self.encoding_with(self.attn_implementation):
                     return encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-            packed = pack_sources(input_ids, attention_mask)
             with self.encoding_with(PACKED_ATTENTION):
                 return unpack(encoder(**packed).last_hidden_state, attention_mask)
 
@@ -630,6 +642,13 @@ class FastDecoder:
             yield
         finally:
             _ENCODING.attention = _ENCODING.implementation = None
+
+
+def attention_groups(packed: dict, heads: int) -> "Groups":
+    """The attention groups of a packed source batch ([`zhen.packing.pack_sources`]) as the encoder's program takes
+    them ([`zhen.layer_steps.attend_groups`])."""
+    side = packed["packed_layout"].source
+    return side.gather(heads), side.unpad(heads), [(g.rows, g.width) for g in side], [g.key_mask for g in side]
 
 
 def scripting_due(model) -> bool:

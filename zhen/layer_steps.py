@@ -29,6 +29,8 @@ from .modeling_zhen import apply_rotary_pos_emb
 
 
 RowIndex = tuple[torch.Tensor, torch.Tensor]  # the table rows weighted row sums read, and where each sum starts
+# A packed batch's attention groups ([`attend_groups`]): `gather`, `unpad`, each group's (rows, width) and key mask.
+Groups = tuple[torch.Tensor, torch.Tensor, list[tuple[int, int]], list[torch.Tensor | None]]
 
 
 def rows_fit(table: torch.Tensor) -> bool:
@@ -80,6 +82,27 @@ def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bias: to
     if batch != rows:
         return output.transpose(1, 2).reshape(rows, 1, heads, -1)
     return output.transpose(1, 2)
+
+
+def attend_groups(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, scaling: float,
+                  groups: Groups) -> torch.Tensor:  # fmt: skip
+    """SDPA over the sentences of a packed batch, `(1, heads, tokens, head_dim)`, one group of sentences of similar
+    length at a time, as `zhen.packing.packed_sdpa_attention` computes it: each group's `(sentences, heads, width,
+    head_dim)` picked from the packed states by one `index_select` (`gather`), its key mask keeping the padding out,
+    the outputs back in the packed order by another (`unpad`). Returns `(1, tokens, heads, head_dim)`."""
+    gather, unpad, shapes, masks = groups
+    heads, dim = query.shape[1], query.shape[3]
+    sizes = [rows * heads * width for rows, width in shapes]
+    parts = [t.squeeze(0).transpose(0, 1).contiguous().view(-1, dim).index_select(0, gather).split(sizes)
+             for t in (query, key, value)]  # fmt: skip
+    outputs: list[torch.Tensor] = []
+    for i in range(len(shapes)):
+        rows, width = shapes[i]
+        q, k, v = (parts[0][i].view(rows, heads, width, dim), parts[1][i].view(rows, heads, width, dim),
+                   parts[2][i].view(rows, heads, width, dim))  # fmt: skip
+        output = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=masks[i], scale=scaling)
+        outputs.append(output.reshape(-1, dim))
+    return torch.cat(outputs).index_select(0, unpad).view(1, -1, heads, dim)
 
 
 def write_step(cache: torch.Tensor, position: int, states: torch.Tensor):
@@ -422,7 +445,8 @@ class DecoderLayerSteps(nn.Module):
 
 class EncoderLayerStep(ResidualLayer):
     """One `ZhenEncoderLayer`'s forward over sentences without padding (no mask): self-attention through SDPA or as
-    `eager_attention_forward` computes it (`sdpa`), then feed-forward, each a residual branch, pre- or post-norm."""
+    `eager_attention_forward` computes it (`sdpa`), then feed-forward, each a residual branch, pre- or post-norm; or,
+    given its attention `groups`, over the sentences of a padded batch packed into one row (`zhen.packing`)."""
 
     normalize_before: Final[bool]
     heads: Final[int]
@@ -437,7 +461,8 @@ class EncoderLayerStep(ResidualLayer):
         self.qkv_proj, self.out_proj = products[layer.self_attn.qkv_proj], products[layer.self_attn.out_proj]
         self.mlp = products[layer.mlp]
 
-    def forward(self, hidden_states: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, hidden_states: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None,
+                groups: Groups | None = None) -> torch.Tensor:  # fmt: skip
         residual = hidden_states
         if self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -446,12 +471,15 @@ class EncoderLayerStep(ResidualLayer):
         query, key, value = projected[0], projected[1], projected[2]
         if cos is not None and sin is not None:
             query, key = apply_rotary_pos_emb(query, key, cos, sin)
-        if self.sdpa:
-            output = nn.functional.scaled_dot_product_attention(query, key, value, scale=self.scaling)
+        if groups is not None:
+            output = attend_groups(query, key, value, self.scaling, groups)
+        elif self.sdpa:
+            output = nn.functional.scaled_dot_product_attention(query, key, value, scale=self.scaling).transpose(1, 2)
         else:
             scores = torch.matmul(query, key.transpose(2, 3)) * self.scaling
-            output = torch.matmul(nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype), value)
-        output = output.transpose(1, 2).contiguous().reshape(batch, length, -1).contiguous()
+            weights = nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+            output = torch.matmul(weights, value).transpose(1, 2)
+        output = output.contiguous().reshape(batch, length, -1).contiguous()
         hidden_states = residual + self.out_proj.project(output)
         if not self.normalize_before:
             hidden_states = self.self_attn_layer_norm(hidden_states)
@@ -460,16 +488,18 @@ class EncoderLayerStep(ResidualLayer):
 
 class EncoderSteps(nn.Module):
     """Every encoder layer ([`EncoderLayerStep`]) and the encoder's final norm, from the embedded sentences `(batch,
-    length, d_model)` (and RoPE's `cos`, `sin`, or None) to the encoder's output."""
+    length, d_model)` (and RoPE's `cos`, `sin`, or None) to the encoder's output; or from the embedded tokens of a
+    packed batch, `(1, tokens, d_model)`, with its attention `groups` ([`attend_groups`])."""
 
     def __init__(self, encoder: nn.Module, products: dict, sdpa: bool):
         super().__init__()
         self.layers = nn.ModuleList(EncoderLayerStep(layer, products, sdpa) for layer in encoder.layers)
         self.layer_norm = encoder.layer_norm
 
-    def forward(self, hidden_states: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None) -> torch.Tensor:
+    def forward(self, hidden_states: torch.Tensor, cos: torch.Tensor | None, sin: torch.Tensor | None,
+                groups: Groups | None = None) -> torch.Tensor:  # fmt: skip
         for layer in self.layers:
-            hidden_states = layer(hidden_states, cos, sin)
+            hidden_states = layer(hidden_states, cos, sin, groups)
         return self.layer_norm(hidden_states)
 
 
