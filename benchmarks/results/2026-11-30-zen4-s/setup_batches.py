@@ -16,5 +16,5 @@ for s_ in range(0, len(order), 64):
     rows_ = order[s_:s_+64]
     b_ = tok.pad({"input_ids": [ids[i] for i in rows_]}, return_tensors="pt")
     L_ = max(len(ids[i]) for i in rows_)
-    batches.append(dict(input_ids=b_["input_ids"], attention_mask=b_["attention_mask"], forced_bos_token_id=tok.get_lang_id(tgt), num_beams=1, max_new_tokens=int(1.5*L_)+10))
+    batches.append(dict(input_ids=b_["input_ids"], attention_mask=b_["attention_mask"], forced_bos_token_id=tok.get_lang_id(tgt), num_beams=int(os.environ.get("BEAMS", "1")), max_new_tokens=int(1.5*L_)+10))
 q = quantize_dynamic(model)
