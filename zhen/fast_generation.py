@@ -644,7 +644,7 @@ class FastDecoder:
             _ENCODING.attention = _ENCODING.implementation = None
 
 
-def attention_groups(packed: dict, heads: int) -> "Groups":
+def attention_groups(packed: dict, heads: int) -> Groups:
     """The attention groups of a packed source batch ([`zhen.packing.pack_sources`]) as the encoder's program takes
     them ([`zhen.layer_steps.attend_groups`])."""
     side = packed["packed_layout"].source
