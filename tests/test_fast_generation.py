@@ -1298,9 +1298,9 @@ def test_the_compiled_program_runs_under_torchscripts_plain_interpreter(script_l
     monkeypatch.setattr(torch.jit, "optimized_execution", recording)
     model = tiny_model(vocab_size=40)
     input_ids, attention_mask = padded_sources(vocab_size=40)
-    with FastDecoder(model, script_layers=script_layers) as decoder:
+    with FastDecoder(model, weights="plain", script_layers=script_layers) as decoder:
         decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=4, min_new_tokens=4)
-    assert settings == ([False] * 4 if script_layers else [])  # a step for each new token
+    assert settings == ([False] * 5 if script_layers else [])  # the encoder's program, then a step for each new token
 
 
 def test_the_compiled_programs_run_as_one_graph_with_their_module_calls_inlined():
@@ -1403,20 +1403,29 @@ def test_a_sessions_own_choice_of_compiling_holds_from_its_first_call(script_lay
     assert sorted(compiled) == (["DecoderLayerSteps", "EncoderSteps"] if script_layers else [])
 
 
-@pytest.mark.parametrize("batches", [1, 2])
-def test_batches_decoded_side_by_side_compile_the_programs_at_once(batches, monkeypatch):
-    """Two streams of batches run side by side only where the layers' programs are compiled (TorchScript's interpreter
-    lets go of the GIL), so decoding several batches at once compiles them from the first call; a single batch, which
-    runs in the caller's thread, does not."""
+@pytest.mark.parametrize("batches,at_once", [(1, False), (4, False), (5, True), ("unsized", True)])
+def test_batches_decoded_side_by_side_compile_the_programs_at_once_where_each_stream_has_several(
+    batches, at_once, monkeypatch
+):
+    """Two streams run side by side in Python contend for the GIL (TorchScript's interpreter lets go of it), which a
+    long run pays for more than for compiling: where each of two streams has more than
+    `SCRIPT_AT_ONCE_BATCHES_PER_STREAM` batches to decode (or their number is unknown), the programs are compiled from
+    the first call; fewer batches run in Python until the model has decoded for `SCRIPT_AFTER_SECONDS`, as one
+    stream's do; a single batch runs in the caller's thread."""
     compiled = compiled_programs(monkeypatch)
     monkeypatch.setattr(fast_generation, "SCRIPT_AFTER_SECONDS", 3600.0)
     model = tiny_model(vocab_size=60)
-    input_ids, attention_mask = padded_sources(vocab_size=60)
-    halves = [(input_ids[:3], attention_mask[:3]), (input_ids[3:], attention_mask[3:])][:batches]
-    with FastDecoder(model) as decoder:
+    input_ids, attention_mask = padded_sources(vocab_size=60, lengths=(9, 7, 4, 2, 9, 6, 3, 8, 5, 7))
+    pairs = [(input_ids[i : i + 2], attention_mask[i : i + 2]) for i in range(0, 10, 2)]
+    chosen = iter(pairs[:2]) if batches == "unsized" else pairs[:batches]
+    with FastDecoder(model, weights="plain") as decoder:
         decode = lambda batch: decoder.generate(*batch, forced_bos_token_id=ZH, max_new_tokens=4)  # noqa: E731
-        list(decoder.map(decode, halves, streams=2))
-    assert compiled == (["DecoderLayerSteps"] if batches == 2 else [])
+        list(decoder.map(decode, chosen, streams=2))
+    assert sorted(compiled) == (["DecoderLayerSteps", "EncoderSteps"] if at_once else [])
+    monkeypatch.setattr(fast_generation, "SCRIPT_AFTER_SECONDS", 0.0)  # the seconds rule, as for one stream
+    with FastDecoder(model, weights="plain") as decoder:
+        list(decoder.map(decode, pairs[:2], streams=2))
+    assert "DecoderLayerSteps" in compiled
 
 
 @pytest.mark.parametrize("rows", [1, 5, 64, 300])

@@ -104,6 +104,9 @@ DROP_FINISHED_SHARE = 0.25
 # takes longer than a few calls, so a one-off call (`zhen-translate "..."`, a notebook's first translation) never pays
 # it, and a model that decodes for longer loses less than a compilation's time before it has it (README, Performance).
 SCRIPT_AFTER_SECONDS = 1.0
+# Batches decoded side by side compile at once where each stream has more than this many to decode: in Python two
+# streams contend for the GIL, which a longer run pays for more than for a compilation; a shorter one does not.
+SCRIPT_AT_ONCE_BATCHES_PER_STREAM = 2
 FEW_ROWS_ARGMAX = 4  # greedy search's argmax of this few rows: PyTorch's own ([`argmax`])
 
 
@@ -163,8 +166,9 @@ class FastDecoder:
         script_layers (`bool`, *optional*): compile that program (and the encoder's) with TorchScript, whose
             interpreter runs a step's layers in one call without Python's GIL, so that threads decoding at once
             ([`FastDecoder.map`]) run side by side; `False` runs it in Python. By default it compiles once the
-            model's calls have decoded for `SCRIPT_AFTER_SECONDS` in Python, or at once for several batches decoded
-            side by side ([`scripting_due`]): compiling takes longer than translating a few texts.
+            model's calls have decoded for `SCRIPT_AFTER_SECONDS` in Python, or at once for batches decoded side by
+            side, more than `SCRIPT_AT_ONCE_BATCHES_PER_STREAM` a stream ([`scripting_due`]): compiling takes longer
+            than translating a few texts.
         keep_copies (`bool`, *optional*, defaults to `True`): keep the session's copies of the weights for the
             model's next session (which uses those whose weights have not changed: [`session_copy`]), at the memory
             they take: half the float32 projections' in bf16, as much again packed in float32. `False` keeps none,
@@ -294,7 +298,8 @@ class FastDecoder:
         """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
         (`self.generate`), in `streams` threads, no more than there are batches ([`in_streams`]). Each thread keeps its
         own memory (its own caches); outputs are those of one stream with the same number of threads."""
-        if streams > 1 and not (isinstance(batches, Sized) and len(batches) <= 1):
+        few = isinstance(batches, Sized) and len(batches) <= SCRIPT_AT_ONCE_BATCHES_PER_STREAM * streams
+        if streams > 1 and not few:
             _SCRIPTING[self.model] = math.inf  # batches side by side: compiled programs let go of the GIL
         return in_streams(function, batches, streams)
 
@@ -490,7 +495,8 @@ class FastDecoder:
             sequences = beam_search(steps, len(input_ids), num_beams, length_penalty, early_stopping,
                                     num_return_sequences, **options)  # fmt: skip
         if not script:
-            _SCRIPTING[self.model] = _SCRIPTING.get(self.model, 0.0) + time.perf_counter() - start
+            with _SCRIPTING_LOCK:  # streams side by side add theirs at once
+                _SCRIPTING[self.model] = _SCRIPTING.get(self.model, 0.0) + time.perf_counter() - start
         return sequences
 
     def decoder_steps(self, input_ids, attention_mask, num_beams: int, max_length: int,
@@ -653,8 +659,8 @@ def attention_groups(packed: dict, heads: int) -> Groups:
 
 def scripting_due(model) -> bool:
     """Whether a session of `model` compiles its layers' programs with TorchScript by default: once the model's calls
-    have decoded for `SCRIPT_AFTER_SECONDS` without them, or decoded several batches side by side ([`FastDecoder.map`]).
-    """
+    have decoded for `SCRIPT_AFTER_SECONDS` without them, or decoded more than `SCRIPT_AT_ONCE_BATCHES_PER_STREAM`
+    batches a stream side by side ([`FastDecoder.map`])."""
     return _SCRIPTING.get(model, 0.0) >= SCRIPT_AFTER_SECONDS
 
 
@@ -686,6 +692,7 @@ _OWN_IMPLEMENTATIONS: dict[int, str] = {}
 _OPEN: "weakref.WeakKeyDictionary[nn.Module, tuple[FastDecoder, int]]" = weakref.WeakKeyDictionary()
 # Seconds each model's calls have decoded with their layers' programs in Python ([`scripting_due`]).
 _SCRIPTING: "weakref.WeakKeyDictionary[nn.Module, float]" = weakref.WeakKeyDictionary()
+_SCRIPTING_LOCK = threading.Lock()
 
 
 def in_streams(function: Callable, batches: Iterable, streams: int) -> Iterator:

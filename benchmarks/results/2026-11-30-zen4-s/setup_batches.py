@@ -3,7 +3,7 @@ from zhen.data import load_parallel
 from zhen.evaluation import parallel_columns
 import zhen.fast_generation as fg
 from zhen.quantization import quantize_dynamic
-M = "/tmp/s36/small-cpu/model"
+M = os.environ.get("MODEL", "/tmp/s36/small-cpu/model")
 src, tgt = (sys.argv[1] if len(sys.argv) > 1 else "en-zh").split("-")
 model = ZhenForConditionalGeneration.from_pretrained(M, dtype=torch.float32).eval()
 tok = ZhenTokenizerFast.from_pretrained(M)
