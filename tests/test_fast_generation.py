@@ -1856,3 +1856,22 @@ def test_copying_during_a_session_copies_the_models_own_modules(weights):
         assert torch.equal(copied.generate(input_ids=input_ids, attention_mask=attention_mask, **options), expected)
     shallow = copy.copy(model)  # as Python copies any object: over the same modules
     assert shallow is not model and shallow.model is model.model and shallow.lm_head is model.lm_head
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+@pytest.mark.parametrize("session", ["python-layers", "module-layers"])
+def test_attention_over_short_rows_softmaxed_as_columns_still_gives_generates_tokens(num_beams, session, monkeypatch):
+    """Every short row of the decoding attention's scores softmaxed as a column of the transposed scores (the limits
+    lowered, in Python: what the compiled program does on a CPU with AVX-512 or AVX2 at batches of many rows):
+    `generate`'s tokens, greedy and beam search."""
+    row_softmax, short = hardware.row_softmax, []
+
+    def by_columns(scores, short_below=16, least_scores=1):
+        short.append(scores.shape[-1] < 16)
+        return row_softmax(scores, 16, 1)
+
+    monkeypatch.setattr(hardware, "row_softmax", by_columns)
+    input_ids, attention_mask = padded_sources()
+    assert_same_as_generate(tiny_model(), input_ids, attention_mask, session=session, forced_bos_token_id=ZH,
+                            num_beams=num_beams, max_new_tokens=12)  # fmt: skip
+    assert any(short)

@@ -358,3 +358,52 @@ def test_mkl_multiplies_few_rows_only_on_intel_cpus(monkeypatch, fresh_detection
         hardware.detected.cache_clear()
         monkeypatch.setattr(hardware, "_cpu_vendor", lambda vendor=vendor: vendor)
         assert hardware.detected().mkl_few_rows == expected, vendor
+
+
+@pytest.mark.parametrize("capability,floats", [("AVX512", 16), ("AVX2", 8), ("DEFAULT", 0), ("SVE256", 0)])
+def test_short_rows_are_those_under_a_vector_register_of_pytorchs_softmax_kernel(monkeypatch, capability, floats):
+    monkeypatch.setattr(torch.backends.cpu, "get_cpu_capability", lambda: capability)
+    assert hardware.short_row_floats() == floats
+
+
+@pytest.mark.skipif(platform.machine().lower() not in hardware.X86, reason="ATen's AVX2 kernels are x86's")
+def test_the_short_row_length_follows_the_kernels_pytorch_dispatches_to():
+    """Forced to ATen's AVX2 kernels (any x86 CPU runs them) rows under 8 floats are short; with its plain code, none
+    are taken apart."""
+    probe = "from zhen import hardware; print(hardware.SHORT_ROW_FLOATS)"
+    for capability, expected in (("avx2", "8"), ("default", "0")):
+        env = {**os.environ, "ATEN_CPU_CAPABILITY": capability}
+        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
+        assert out.stdout.strip() == expected, capability
+
+
+@pytest.mark.parametrize("scripted", [False, True])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_row_softmax_is_softmax_over_the_last_dimension_in_float32(scripted, dtype):
+    """Rows shorter than `short_below` as the columns of the transposed scores where there are `least_scores` or more
+    (each limit given here, so that every CPU takes both ways), else PyTorch's softmax over the last dimension: float32
+    and contiguous either way, equal to the plain softmax to float32 rounding; compiled by TorchScript too, as the
+    decoding programs compile it."""
+    softmax = torch.jit.script(hardware.row_softmax) if scripted else hardware.row_softmax
+    generator = torch.Generator().manual_seed(0)
+    cases = [  # shape, short_below, least_scores, by columns
+        ((64, 4, 1, 10), 16, 512, True),
+        ((8, 4, 10, 10), 16, 512, True),  # training's groups: a query row per position
+        ((4, 8, 1, 10), 16, 512, False),  # too few scores
+        ((64, 4, 1, 10), 8, 512, False),  # rows as long as an AVX2 register
+        ((64, 4, 1, 16), 16, 512, False),
+        ((64, 4, 1, 10), 0, 512, False),
+        ((2, 1, 3), 16, 1, True),
+    ]
+    for shape, short_below, least_scores, by_columns in cases:
+        scores = torch.randn(shape, generator=generator).to(dtype)
+        scores[0, ..., -1] = -torch.inf  # a masked position
+        actual = softmax(scores, short_below, least_scores)
+        if by_columns:
+            columns = scores.reshape(-1, shape[-1]).t().contiguous()
+            expected = columns.softmax(0, dtype=torch.float32).t().contiguous().view(shape)
+        else:
+            expected = scores.softmax(-1, dtype=torch.float32)
+        assert actual.dtype == torch.float32 and actual.is_contiguous() and actual.shape == scores.shape
+        assert torch.equal(actual, expected), (shape, short_below, least_scores)
+        torch.testing.assert_close(actual, scores.float().softmax(-1), rtol=1e-6, atol=1e-7)

@@ -402,6 +402,30 @@ def read_ahead_batches(streams: int) -> int:
     return max(MIN_READ_AHEAD_BATCHES, READ_AHEAD_BATCHES_PER_STREAM * streams)
 
 
+def short_row_floats() -> int:
+    """The row length below which PyTorch's CPU softmax over the last dimension runs element by element here: a
+    vector register of its kernels (16 floats with AVX-512, 8 with AVX2; 0 where it is not known)."""
+    capability = torch.backends.cpu.get_cpu_capability()
+    return 16 if capability.startswith("AVX512") else 8 if capability == "AVX2" else 0
+
+
+SHORT_ROW_FLOATS = short_row_floats()
+TRANSPOSED_SOFTMAX_SCORES = 512  # fewer: transposing costs more than it saves (benchmarks/results/2026-11-30-zen4-t.md)
+
+
+def row_softmax(scores: torch.Tensor, short_below: int = SHORT_ROW_FLOATS,
+                least_scores: int = TRANSPOSED_SOFTMAX_SCORES) -> torch.Tensor:  # fmt: skip
+    """`scores.softmax(-1, dtype=torch.float32)`. Rows shorter than `short_below` on a CPU ([`short_row_floats`]) are
+    softmaxed as the columns of the transposed scores, vectorised across rows: several times faster where there are
+    `least_scores` or more, the same to float32 rounding (exp's vectorised and scalar codes round apart). Compiled by
+    TorchScript into zhen's decoding programs (the limits as defaults: constants there)."""
+    length = scores.shape[-1]
+    if length < short_below and scores.numel() >= least_scores and scores.device.type == "cpu":
+        columns = scores.reshape(-1, length).t().contiguous()
+        return columns.softmax(0, dtype=torch.float32).t().contiguous().view(scores.shape)
+    return scores.softmax(-1, dtype=torch.float32)
+
+
 def emulates_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether bfloat16 products on `device` run on PyTorch's emulation (a CPU without bf16 instructions)."""
     return torch.device(device).type == "cpu" and current().cpu_bf16 == "emulated"

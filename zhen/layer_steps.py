@@ -75,7 +75,7 @@ def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bias: to
     scores = scores * scaling
     if bias is not None:
         scores = scores + bias
-    weights = scores.softmax(-1)
+    weights = hardware.row_softmax(scores)
     if value.dtype != torch.float32:
         weights = weights.to(value.dtype)
     output = multiply(weights, value, value_rows)  # (n, heads, queries, d)
@@ -142,7 +142,7 @@ def attend_history(query: torch.Tensor, keys: torch.Tensor, values: torch.Tensor
     scores = every if columns is None else every.gather(-1, columns)  # (batch, heads, queries, positions)
     if scores.dtype != torch.float32:
         scores = scores.float()
-    weights = (scores * scaling).softmax(-1)
+    weights = hardware.row_softmax(scores * scaling)
     if values.dtype != torch.float32:
         weights = weights.to(values.dtype)
     if value_rows is not None:
