@@ -259,18 +259,27 @@ def test_packed_sides_pad_each_group_and_give_back_every_token(monkeypatch, head
 
 @pytest.mark.parametrize("causal", [False, True])
 @pytest.mark.parametrize("masked", [False, True])
-def test_matmul_attention_scales_and_masks_as_eager_attention(causal, masked):
-    """The matmul kernel (scaling and masks inside `baddbmm`) computes softmax(q kᵀ · scaling + masks) v."""
+@pytest.mark.parametrize("short_rows", ["as rows", "as columns"])
+def test_matmul_attention_scales_and_masks_as_eager_attention(causal, masked, short_rows, monkeypatch):
+    """The matmul kernel (scaling and masks inside `baddbmm`) computes softmax(q kᵀ · scaling + masks) v and its
+    gradients, its short rows softmaxed as rows or as columns (`zhen.hardware.row_softmax`, forced either way)."""
+    row_softmax = hardware.row_softmax
+    short_below = 16 if short_rows == "as columns" else 0
+    monkeypatch.setattr(hardware, "row_softmax", lambda scores: row_softmax(scores, short_below, 1))
     query, key, value = torch.randn(3, 2, 3, 5, 4).unbind(0)
     key_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=torch.bool)[:, None, None, :]
-    scores = query @ key.transpose(-1, -2) * 0.5
+    inputs = [t.clone().requires_grad_() for t in (query, key, value)]
+    scores = inputs[0] @ inputs[1].transpose(-1, -2) * 0.5
     if causal:
         scores = scores.masked_fill(torch.ones(5, 5, dtype=torch.bool).triu(1), -torch.inf)
     if masked:
         scores = scores.masked_fill(~key_mask, -torch.inf)
-    expected = scores.softmax(-1) @ value
-    output = packing._matmul_attention(query, key, value, key_mask if masked else None, causal, 0.5, 0.0)
+    expected = scores.softmax(-1) @ inputs[2]
+    expected_gradients = torch.autograd.grad(expected.square().sum(), inputs)
+    output = packing._matmul_attention(*inputs, key_mask if masked else None, causal, 0.5, 0.0)
     torch.testing.assert_close(output, expected)
+    for gradient, expected_gradient in zip(torch.autograd.grad(output.square().sum(), inputs), expected_gradients):
+        torch.testing.assert_close(gradient, expected_gradient)
 
 
 def test_length_groups_sort_and_merge_equal_widths():

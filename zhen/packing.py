@@ -220,9 +220,10 @@ def _sdpa_attention(query, key, value, key_mask, causal: bool, scaling: float, d
 
 
 def _matmul_attention(query, key, value, key_mask, causal: bool, scaling: float, dropout: float) -> torch.Tensor:
-    """softmax(q kᵀ · scaling + mask) v as `eager_attention_forward` computes it (softmax in float32), the scaling and
-    the mask added in the product (`baddbmm`): on CPUs, for the short groups of a translation batch, several times
-    faster forward and backward than SDPA's flash kernel (README, Performance)."""
+    """softmax(q kᵀ · scaling + mask) v as `eager_attention_forward` computes it (softmax in float32; its short rows
+    as columns, `zhen.hardware.row_softmax`), the scaling and the mask added in the product (`baddbmm`): on CPUs, for
+    the short groups of a translation batch, several times faster forward and backward than SDPA's flash kernel
+    (README, Performance)."""
     rows, heads, width, dim = query.shape
     query, key, value = (t.flatten(0, 1) for t in (query, key, value))  # (rows * heads, width, dim)
     bias = _future(width, query.device, query.dtype) if causal else None
@@ -234,7 +235,7 @@ def _matmul_attention(query, key, value, key_mask, causal: bool, scaling: float,
         scores = torch.bmm(query, key.transpose(1, 2)) * scaling
     else:
         scores = torch.baddbmm(bias, query, key.transpose(1, 2), alpha=scaling)
-    weights = nn.functional.softmax(scores, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = hardware.row_softmax(scores).to(query.dtype)
     weights = nn.functional.dropout(weights, p=dropout, training=dropout > 0)
     return torch.bmm(weights, value).view(rows, heads, width, dim)
 
