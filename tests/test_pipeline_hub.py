@@ -189,6 +189,24 @@ def test_a_list_without_a_batch_size_is_batched_as_zhen_translate_batches(transl
 
 
 @pytest.mark.parametrize("num_beams", [1, 2])
+def test_a_list_without_a_batch_size_takes_zhen_translates_default_batch_size(translator, generate_calls, tiny_pairs,
+                                                                              monkeypatch, num_beams):  # fmt: skip
+    """A list (or generator) called without a batch size is batched by `default_batch_size`, as `zhen.translate`:
+    greedy search in a float32 or bf16 session in larger batches (here forced to a bf16 one)."""
+    from zhen import hardware
+
+    monkeypatch.setattr(hardware, "DEFAULT_BATCH_SIZE", 2)
+    monkeypatch.setattr(hardware, "GREEDY_BATCH_SIZE", 4)
+    monkeypatch.setattr(hardware, "STREAM_BATCHES", 1)
+    texts = [en for en, _ in tiny_pairs[:7]]
+    with hardware.forced(cpu_bf16="native"):
+        expected = translator(texts, batch_size=7, num_beams=num_beams)
+        generate_calls.clear()
+        assert translator(texts, num_beams=num_beams) == expected
+        assert sorted(map(len, generate_calls), reverse=True) == ([4, 3] if num_beams == 1 else [2, 2, 2, 1])
+
+
+@pytest.mark.parametrize("num_beams", [1, 2])
 def test_a_list_is_translated_in_streams_within_the_call_session(translator, tiny_pairs, monkeypatch, num_beams):
     """List calls on a CPU decode `decoding_streams` batches at once, in the call's one session: the results are
     those of one stream with the same threads each; options only `generate` implements decode in the caller."""

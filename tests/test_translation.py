@@ -231,3 +231,58 @@ def test_translate_decodes_in_the_session_its_thread_has_open(tiny_model, tiny_t
             translate(english, tiny_model, tiny_tokenizer, tgt_lang="zh", do_sample=True)
     assert FastDecoder.open_in_this_thread(tiny_model) is None
     assert translate(english, tiny_model, tiny_tokenizer, tgt_lang="zh") == expected and len(opened) == 3
+
+
+@pytest.mark.parametrize(
+    "weights,texts,streams,beams,expected",
+    [("bf16", 1000, 2, 1, 125), ("packed", 3000, 2, 1, 128), ("bf16", 1000, 1, 1, 128), ("packed", 600, 2, 1, 75),
+     ("bf16", 500, 2, 1, 64), ("bf16", 10, 1, 1, 64), ("bf16", 3000, 2, 4, 64), ("packed", 3000, 2, 2, 64),
+     ("plain", 3000, 2, 1, 64)],
+)  # fmt: skip
+def test_default_batch_size_takes_more_texts_for_greedy_search_in_float_sessions(weights, texts, streams, beams,
+                                                                                 expected):  # fmt: skip
+    """Greedy search in a float32 or bf16 session takes up to 128 texts a batch while each stream still gets four
+    batches, never fewer than 64; beam search and other sessions (an int8 model's) 64."""
+    from zhen.fast_generation import default_batch_size
+
+    assert default_batch_size(weights, texts, streams, beams) == expected
+
+
+MACHINE_SESSIONS = {"bf16": dict(cpu_bf16="native"), "packed": dict(cpu_bf16="emulated", float32_packing="onednn"),
+                    "plain": dict(cpu_bf16="emulated", onednn_packing="off", mkl_packing="off")}  # fmt: skip
+
+
+@pytest.mark.parametrize("session", sorted(MACHINE_SESSIONS))
+@pytest.mark.parametrize("num_beams", [1, 2])
+def test_translate_batches_by_default_as_its_session_decodes_best(tiny_model, tiny_tokenizer, tiny_pairs, monkeypatch,
+                                                                 session, num_beams):  # fmt: skip
+    """Without `batch_size`, `translate` takes `default_batch_size`'s texts a batch for the session it opens on this
+    machine class (each class forced), the search and the streams; an int8 model's batches stay at the default. The
+    translations are those of any other batch size."""
+    from zhen import hardware
+    from zhen.fast_generation import FastDecoder, session_weights
+    from zhen.quantization import quantize_dynamic
+
+    monkeypatch.setattr(hardware, "DEFAULT_BATCH_SIZE", 3)
+    monkeypatch.setattr(hardware, "GREEDY_BATCH_SIZE", 6)
+    monkeypatch.setattr(hardware, "STREAM_BATCHES", 2)
+    sizes, fast_generate = [], FastDecoder.generate
+
+    def spy(self, *args, **kwargs):
+        sizes.append(len(kwargs["input_ids"]))
+        return fast_generate(self, *args, **kwargs)
+
+    monkeypatch.setattr(FastDecoder, "generate", spy)
+    texts = [en for en, _ in tiny_pairs]  # 16
+    with hardware.forced(**MACHINE_SESSIONS[session]):
+        assert session_weights(tiny_model) == session
+        expected = translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh", num_beams=num_beams, batch_size=16)
+        sizes.clear()
+        for streams, greedy_sizes in ((1, [6, 6, 4]), (2, [4, 4, 4, 4]), (4, [3] * 5 + [1])):
+            got = translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh", num_beams=num_beams, streams=streams)
+            greedy_float = num_beams == 1 and session != "plain"
+            assert sorted(sizes, reverse=True) == (greedy_sizes if greedy_float else [3] * 5 + [1]) and got == expected
+            sizes.clear()
+    int8 = quantize_dynamic(tiny_model)
+    translate(texts, int8, tiny_tokenizer, tgt_lang="zh", num_beams=num_beams, streams=1)
+    assert sizes == [3] * 5 + [1]

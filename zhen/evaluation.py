@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from sacrebleu.metrics import BLEU, CHRF
 
 from .tokenization_zhen import normalize_lang
-from .translation import DEFAULT_BATCH_SIZE, resolve_languages, translate
+from .translation import resolve_languages, translate
 
 
 BLEU_TOKENIZERS = {"zh": "zh", "en": "13a"}
@@ -67,7 +67,7 @@ def evaluate_model(
     tgt_lang: str | None = None,
     *,
     num_beams: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     max_new_tokens: int | None = None,
     limit: int | None = None,
     return_hypotheses: bool = False,

@@ -377,8 +377,12 @@ def packing_pays(device: torch.device | str) -> bool:
 MAX_DECODING_STREAMS = 4
 # Texts per batch that `zhen.translate` and the pipeline decode by default: a decoding step of a few rows costs what
 # issuing its operations costs, which 64 rows share better than 32 on a CPU
-# (benchmarks/results/2026-11-27-zen5-inline-layers-batch-64.md).
+# (benchmarks/results/2026-11-27-zen5-inline-layers-batch-64.md). Greedy search in a float32 or bf16 session takes up
+# to `GREEDY_BATCH_SIZE` ([`zhen.fast_generation.default_batch_size`]): its products of few rows cost more than int8's,
+# and half as many batches have half as many tails of few rows (benchmarks/results/2026-11-30-zen4-v.md).
 DEFAULT_BATCH_SIZE = 64
+GREEDY_BATCH_SIZE = 128
+STREAM_BATCHES = 4
 
 
 def decoding_streams(device: torch.device | str) -> int:

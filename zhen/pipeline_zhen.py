@@ -27,6 +27,7 @@ import contextlib
 import copy
 import enum
 import itertools
+import sys
 import threading
 import types
 
@@ -34,8 +35,8 @@ import torch
 from transformers import Pipeline
 from transformers.utils import logging
 
-from .fast_generation import FastDecoder, unsupported_options
-from .hardware import DEFAULT_BATCH_SIZE, decoding_streams, read_ahead_batches
+from .fast_generation import FastDecoder, default_batch_size, session_weights, unsupported_options
+from .hardware import decoding_streams, read_ahead_batches
 
 
 logger = logging.get_logger(__name__)
@@ -144,8 +145,9 @@ class ZhenTranslationPipeline(Pipeline):
             src_lang (`str`, *optional*): Language of the inputs; defaults to the other one than `tgt_lang`.
             tgt_lang (`str`): Language to translate into, `"en"` or `"zh"` (aliases accepted).
             batch_size (`int`, *optional*): Texts per batch. Where zhen's fast decoder runs the call, by default
-                `zhen.hardware.DEFAULT_BATCH_SIZE` (as `zhen.translate`: texts are sorted by length, so a batch pads
-                little and finished sentences leave it); else 1, as Transformers' pipelines.
+                `zhen.translate`'s (64; up to 128 for greedy search in a float32 or bf16 session:
+                [`zhen.fast_generation.default_batch_size`]; texts are sorted by length, so a batch pads little and
+                finished sentences leave it); else 1, as Transformers' pipelines.
             truncation (`bool` or `str`, *optional*): See the class docstring.
             return_text (`bool`, *optional*, defaults to `True`): Include the decoded `translation_text`.
             return_tensors (`bool`, *optional*, defaults to `False`):
@@ -159,10 +161,15 @@ class ZhenTranslationPipeline(Pipeline):
             dicts per input with `num_return_sequences > 1`); for a generator or dataset, an iterator of
             `[{"translation_text": str}]` per input, in order.
         """
-        fast = self._decodes_fast(self._generate_options(kwargs))
+        options = self._generate_options(kwargs)
+        fast = self._decodes_fast(options)
         many = isinstance(inputs, list) or _is_lazy(inputs)
         if fast and many and kwargs.get("batch_size") is None and self._batch_size is None:
-            kwargs["batch_size"] = DEFAULT_BATCH_SIZE  # as `zhen.translate`: sorted by length, batching wastes nothing
+            # as `zhen.translate`: sorted by length, batching wastes nothing
+            texts = len(inputs) if isinstance(inputs, list) else sys.maxsize
+            beams = options.get("num_beams") or self.model.generation_config.num_beams or 1
+            streams = decoding_streams(self.device)
+            kwargs["batch_size"] = default_batch_size(session_weights(self.model), texts, streams, beams)
         if _is_lazy(inputs) and fast:
             return self._translate_lazily(inputs, **kwargs)
         with self._one_decoding_session():

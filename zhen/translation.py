@@ -17,7 +17,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging
 
 from . import hardware
-from .fast_generation import FastDecoder, unsupported_options
+from .fast_generation import FastDecoder, default_batch_size, session_weights, unsupported_options
 from .layer_steps import submodules
 from .modeling_zhen import ZhenForConditionalGeneration
 from .pipeline_zhen import default_max_new_tokens, max_new_tokens_limit
@@ -150,7 +150,7 @@ def translate(
     src_lang: str | None = None,
     tgt_lang: str | None = None,
     num_beams: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    batch_size: int | None = None,
     max_new_tokens: int | None = None,
     max_source_tokens: int | None = None,
     progress: bool = False,
@@ -180,9 +180,11 @@ def translate(
             Target language, `"en"` or `"zh"`. Required: its code is forced as the first generated token.
         num_beams (`int`, *optional*):
             Beam size; defaults to the checkpoint's generation config (greedy if it sets none).
-        batch_size (`int`, *optional*, defaults to 64):
-            Texts per `generate` call (with beam search, `num_beams` decoder rows each). Lower it to bound memory:
-            each stream's caches grow with batch size x beams x output length.
+        batch_size (`int`, *optional*):
+            Texts per batch (with beam search, `num_beams` decoder rows each). Lower it to bound memory: each stream's
+            caches grow with batch size x beams x output length. Defaults to 64; for greedy search in zhen's float32
+            or bf16 session (`zhen.fast_generation.session_weights`: not an int8 model) up to 128, as many as share the
+            texts evenly among the streams ([`zhen.fast_generation.default_batch_size`]).
         max_new_tokens (`int`, *optional*):
             Most tokens to generate per text. Defaults, per batch, to `1.5 * longest source + 10`, at most 512. Never
             more than the decoder's position table holds.
@@ -225,7 +227,7 @@ def translate(
     src_lang, tgt_lang = resolve_languages(src_lang, tgt_lang)
     if "forced_bos_token_id" in generate_kwargs:
         raise ValueError("Choose the output language with `tgt_lang`, not `forced_bos_token_id`.")
-    if batch_size < 1:
+    if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
     if streams is not None and streams < 1:
         raise ValueError(f"streams must be at least 1, got {streams}.")
@@ -245,20 +247,27 @@ def translate(
     if num_beams is not None:
         generate_kwargs["num_beams"] = num_beams
     outputs = [""] * len(texts)
+    fast = isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs)
+    open_session = FastDecoder.open_in_this_thread(model)
+    streams = streams or hardware.decoding_streams(model.device)
+    if batch_size is None and not fast:
+        batch_size = DEFAULT_BATCH_SIZE
+    elif batch_size is None:
+        weights = open_session.weights if open_session is not None else session_weights(model)
+        beams = generate_kwargs.get("num_beams") or model.generation_config.num_beams or 1
+        batch_size = default_batch_size(weights, len(todo), streams, beams)
     order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
     batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     was_training = model.training
     in_training = any(module.training for module in submodules(model))
     if in_training:  # `eval()` sets every module again, which a call of one short text would pay each time
         model.eval()
-    fast = isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs)
 
     def translate_batch(batch: list[int]) -> list[str]:
         batch_ids = [ids[position] for position in batch]
         lengths = _length_kwargs(batch_ids, max_new_tokens, generate_kwargs, model.config, model.generation_config)
         return _generate(decoder or model, tokenizer, batch_ids, **generate_kwargs, **lengths)
 
-    open_session = FastDecoder.open_in_this_thread(model)
     if open_session is not None and not fast:
         raise ValueError(
             f"{unsupported_options(model, **generate_kwargs)} need model.generate, which cannot run inside the "
@@ -272,7 +281,6 @@ def translate(
             if decoder is None:
                 results = map(translate_batch, batches)
             else:
-                streams = streams or hardware.decoding_streams(model.device)
                 results = decoder.map(translate_batch, batches, streams)
             if progress:
                 from tqdm.auto import tqdm

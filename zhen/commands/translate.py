@@ -30,7 +30,7 @@ from itertools import islice
 
 from transformers.utils import logging
 
-from ..hardware import decoding_streams, read_ahead_batches
+from ..hardware import GREEDY_BATCH_SIZE, decoding_streams, read_ahead_batches
 from ..safe_io import atomic_write, check_output_file
 from ..text_checks import decode_line
 from ..translation import DEFAULT_BATCH_SIZE, load_model_and_tokenizer, translate
@@ -62,7 +62,11 @@ def parse_args(argv=None):
     parser.add_argument("-i", "--input", help="Input file, UTF-8, one text per line (default: standard input).")
     parser.add_argument("-o", "--output", help="Output file, replaced only when complete (default: standard output).")
     parser.add_argument("--beams", type=positive_int, help="Beam size (default: the checkpoint's generation config).")
-    parser.add_argument("--batch-size", type=positive_int, default=DEFAULT_BATCH_SIZE, help="Lines per batch.")
+    parser.add_argument(
+        "--batch-size", type=positive_int,
+        help="Lines per batch (default: 64; greedy search in a float32 or bf16 session up to 128, sharing the lines "
+        "evenly among the streams; 64 with --workers).",
+    )  # fmt: skip
     parser.add_argument(
         "--max-new-tokens", type=positive_int, help="Most tokens per translation (default: 1.5 × source + 10)."
     )
@@ -134,7 +138,7 @@ def main(argv=None) -> None:
         target = stack.enter_context(atomic_write(args.output)) if args.output else sys.stdout
         interactive = args.input is None and sys.stdin.isatty()
         streams = args.workers or args.streams or decoding_streams(model.device)
-        chunk_size = 1 if interactive else args.batch_size * read_ahead_batches(streams)
+        chunk_size = 1 if interactive else (args.batch_size or GREEDY_BATCH_SIZE) * read_ahead_batches(streams)
         bar = _progress_bar(total) if args.input and args.progress else None
         line_number = 0
         for chunk in read_chunks(lines, chunk_size):
@@ -146,7 +150,8 @@ def main(argv=None) -> None:
             options = dict(src_lang=args.src, tgt_lang=args.tgt, num_beams=args.beams,
                            max_new_tokens=args.max_new_tokens, max_source_tokens=args.max_source_tokens)  # fmt: skip
             if workers is not None:
-                translations = workers.translate_lines(chunk, first_line, args.batch_size, **options)
+                batch_size = args.batch_size or DEFAULT_BATCH_SIZE
+                translations = workers.translate_lines(chunk, first_line, batch_size, **options)
             else:
                 translations = translate(chunk, model, tokenizer, batch_size=args.batch_size, on_truncate=warn,
                                          streams=args.streams, **options)  # fmt: skip
