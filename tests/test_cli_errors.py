@@ -38,10 +38,10 @@ def last_line(stderr: str) -> str:
 DEVICE = default_device()  # cuda where a GPU is present
 HELP = {
     "zhen-translate": (translate.parse_args, [("--batch-size", "(default: 64; greedy search in a float32 or bf16 "
-                                                               "session up to 128"),
+                                                               "session on a CPU up to 128"),
                                               ("--device", f"(default: {DEVICE})")]),
     "zhen-evaluate": (evaluate.parse_args, [("--batch-size", "(default: 64; greedy search in a float32 or bf16 session "
-                                                             "up to 128)")]),
+                                                             "on a CPU up to 128)")]),
     "zhen-finetune": (finetune.parse_args, [("--learning-rate", "(default: 5e-05)"), ("--direction", "en-zh)")]),
     "zhen-plot-attention": (plot_attention.parse_args, [("--output", "(default: attention.png)")]),
     "zhen-push": (push.parse_args, [("--commit-message", "(default: Upload zhen model)")]),

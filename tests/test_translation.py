@@ -241,11 +241,12 @@ def test_translate_decodes_in_the_session_its_thread_has_open(tiny_model, tiny_t
 )  # fmt: skip
 def test_default_batch_size_takes_more_texts_for_greedy_search_in_float_sessions(weights, texts, streams, beams,
                                                                                  expected):  # fmt: skip
-    """Greedy search in a float32 or bf16 session takes up to 128 texts a batch while each stream still gets four
-    batches, never fewer than 64; beam search and other sessions (an int8 model's) 64."""
+    """Greedy search in a float32 or bf16 session on a CPU takes up to 128 texts a batch while each stream still gets
+    four batches, never fewer than 64; beam search, other sessions (an int8 model's) and a GPU's 64."""
     from zhen.fast_generation import default_batch_size
 
     assert default_batch_size(weights, texts, streams, beams) == expected
+    assert default_batch_size(weights, texts, streams, beams, "cuda:0") == 64
 
 
 MACHINE_SESSIONS = {"bf16": dict(cpu_bf16="native"), "packed": dict(cpu_bf16="emulated", float32_packing="onednn"),

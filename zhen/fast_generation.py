@@ -833,13 +833,13 @@ def session_weights(model) -> str:
     return "plain" if machine.float32_packer() is None else "packed"
 
 
-def default_batch_size(weights: str, texts: int, streams: int, num_beams: int) -> int:
-    """Texts per batch for `texts` texts decoded in `streams` streams by a session of `weights` ([`session_weights`]):
-    `DEFAULT_BATCH_SIZE`; for greedy search in a float32 or bf16 session (`"packed"`, `"bf16"`), whose products of a
-    batch's last few rows cost more than int8's, up to `GREEDY_BATCH_SIZE`, as long as each stream still gets
-    `STREAM_BATCHES` batches: the texts are sorted by length, and streams that take turns over several batches
-    finish together."""
-    if num_beams > 1 or weights not in ("packed", "bf16"):
+def default_batch_size(weights: str, texts: int, streams: int, num_beams: int, device="cpu") -> int:
+    """Texts per batch for `texts` texts decoded in `streams` streams by a session of `weights` ([`session_weights`])
+    on `device`: `DEFAULT_BATCH_SIZE`; for greedy search in a float32 or bf16 session on a CPU (`"packed"`, `"bf16"`),
+    whose products of a batch's last few rows cost more than int8's, up to `GREEDY_BATCH_SIZE`, as long as each
+    stream still gets `STREAM_BATCHES` batches: the texts are sorted by length, and streams that take turns over
+    several batches finish together."""
+    if num_beams > 1 or weights not in ("packed", "bf16") or torch.device(device).type != "cpu":
         return hardware.DEFAULT_BATCH_SIZE
     shares = -(-texts // (hardware.STREAM_BATCHES * max(1, streams)))
     return min(hardware.GREEDY_BATCH_SIZE, max(hardware.DEFAULT_BATCH_SIZE, shares))

@@ -145,7 +145,7 @@ class ZhenTranslationPipeline(Pipeline):
             src_lang (`str`, *optional*): Language of the inputs; defaults to the other one than `tgt_lang`.
             tgt_lang (`str`): Language to translate into, `"en"` or `"zh"` (aliases accepted).
             batch_size (`int`, *optional*): Texts per batch. Where zhen's fast decoder runs the call, by default
-                `zhen.translate`'s (64; up to 128 for greedy search in a float32 or bf16 session:
+                `zhen.translate`'s (64; up to 128 for greedy search in a float32 or bf16 session on a CPU:
                 [`zhen.fast_generation.default_batch_size`]; texts are sorted by length, so a batch pads little and
                 finished sentences leave it); else 1, as Transformers' pipelines.
             truncation (`bool` or `str`, *optional*): See the class docstring.
@@ -169,7 +169,7 @@ class ZhenTranslationPipeline(Pipeline):
             texts = len(inputs) if isinstance(inputs, list) else sys.maxsize
             beams = options.get("num_beams") or self.model.generation_config.num_beams or 1
             streams = decoding_streams(self.device)
-            kwargs["batch_size"] = default_batch_size(session_weights(self.model), texts, streams, beams)
+            kwargs["batch_size"] = default_batch_size(session_weights(self.model), texts, streams, beams, self.device)
         if _is_lazy(inputs) and fast:
             return self._translate_lazily(inputs, **kwargs)
         with self._one_decoding_session():

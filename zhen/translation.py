@@ -183,8 +183,8 @@ def translate(
         batch_size (`int`, *optional*):
             Texts per batch (with beam search, `num_beams` decoder rows each). Lower it to bound memory: each stream's
             caches grow with batch size x beams x output length. Defaults to 64; for greedy search in zhen's float32
-            or bf16 session (`zhen.fast_generation.session_weights`: not an int8 model) up to 128, as many as share the
-            texts evenly among the streams ([`zhen.fast_generation.default_batch_size`]).
+            or bf16 session on a CPU (`zhen.fast_generation.session_weights`: not an int8 model) up to 128, while
+            each stream still gets four batches ([`zhen.fast_generation.default_batch_size`]).
         max_new_tokens (`int`, *optional*):
             Most tokens to generate per text. Defaults, per batch, to `1.5 * longest source + 10`, at most 512. Never
             more than the decoder's position table holds.
@@ -255,7 +255,7 @@ def translate(
     elif batch_size is None:
         weights = open_session.weights if open_session is not None else session_weights(model)
         beams = generate_kwargs.get("num_beams") or model.generation_config.num_beams or 1
-        batch_size = default_batch_size(weights, len(todo), streams, beams)
+        batch_size = default_batch_size(weights, len(todo), streams, beams, model.device)
     order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
     batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     was_training = model.training

@@ -49,7 +49,7 @@ def parse_args(argv=None):
     parser.add_argument("--beams", type=positive_int, help="Beam size (default: the checkpoint's generation config).")
     parser.add_argument(
         "--batch-size", type=positive_int,
-        help="Sentences per batch (default: 64; greedy search in a float32 or bf16 session up to 128).",
+        help="Sentences per batch (default: 64; greedy search in a float32 or bf16 session on a CPU up to 128).",
     )  # fmt: skip
     parser.add_argument(
         "--max-new-tokens", type=positive_int, help="Most tokens per translation (default: 1.5 × source + 10)."
