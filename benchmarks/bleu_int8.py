@@ -101,6 +101,9 @@ def main(argv=None):
                              "drifts within seconds the drift weighs on all alike. Sessions open before the turns "
                              "(their opening is not timed), and a system's streams (CTranslate2's workers) wait for "
                              "each other at the end of every group")  # fmt: skip
+    parser.add_argument("--each-batch-alone", action="store_true",
+                        help="also the bf16 and int8 sessions decoding each greedy batch to its end, without pooling "
+                             "the batches' tails (FastDecoder(pool_tails=False))")  # fmt: skip
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -123,9 +126,9 @@ def main(argv=None):
     streams = decoding_streams(torch.device("cpu"))
 
     @contextlib.contextmanager
-    def session(model, weights):  # as zhen.translate decodes: one session, its batches in decoding streams
-        with FastDecoder(model, weights=weights) as decoder:
-            yield lambda batches: list(decoder.map(lambda kwargs: decoder.generate(**kwargs), batches, streams))
+    def session(model, weights, pool_tails=True):  # as zhen.translate decodes: one session, batches in streams
+        with FastDecoder(model, weights=weights, pool_tails=pool_tails) as decoder:
+            yield lambda batches: list(decoder.generate_batches(batches, streams))
 
     def ct2_translate(generator):  # CTranslate2's parallel batches: submitted at once to `inter_threads` workers
         return lambda batches: [wait() for wait in [generator.generate(**b, asynchronous=True) for b in batches]]
@@ -142,6 +145,11 @@ def main(argv=None):
         with hardware.forced(int8_full_range="off"):
             seven_bits = quantize_dynamic(model)
         systems["PyTorch", "int8 7-bit"] = lambda: session(seven_bits, "auto")
+    if args.each_batch_alone:  # greedy search without pooling its batches' tails (`zhen.pooled_tails`)
+        alone_bf16 = copy.deepcopy(model) if args.interleave else model
+        alone_int8 = copy.deepcopy(quantized) if args.interleave else quantized
+        systems["PyTorch", "bf16 each batch alone"] = lambda: session(alone_bf16, "bf16", pool_tails=False)
+        systems["PyTorch", "int8 each batch alone"] = lambda: session(alone_int8, "auto", pool_tails=False)
     workdir = tempfile.TemporaryDirectory()
     if args.ct2:
         from zhen.convert_ctranslate2 import CTranslate2Generator, convert

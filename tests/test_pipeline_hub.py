@@ -394,10 +394,20 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
     for code in hub_folder.glob("*.py"):  # the custom code needs nothing but itself, torch and transformers
         text = code.read_text()
         assert set(get_imports(code)) - sys.stdlib_module_names <= {"torch", "transformers", "tokenizers"}, code.name
-        for module in re.findall(r"^\s*from\s+\.(\S+)\s+import", text, flags=re.MULTILINE):
+        modules = re.findall(r"^\s*from\s+\.(\S+)\s+import", text, flags=re.MULTILINE)
+        for names in re.findall(r"^\s*from\s+\.\s+import\s+([\w ,]+)", text, flags=re.MULTILINE):  # from . import a, b
+            modules += [name.split(" as ")[0].strip() for name in names.split(",")]
+        for module in modules:
             assert (hub_folder / f"{module}.py").is_file(), f"{code.name} imports .{module}, which is not shipped"
     shipped = {p.name for p in hub_folder.glob("*.py")}
-    fast_paths = {"fast_generation.py", "packing.py", "screened_argmax.py", "draft_decoding.py", "quantization.py"}
+    fast_paths = {
+        "fast_generation.py",
+        "packing.py",
+        "screened_argmax.py",
+        "draft_decoding.py",
+        "quantization.py",
+        "pooled_tails.py",
+    }
     assert {"pipeline_zhen.py", "hardware.py", *fast_paths} <= shipped
 
 

@@ -249,7 +249,8 @@ def test_default_batch_size_takes_more_texts_for_greedy_search_in_float_sessions
     assert default_batch_size(weights, texts, streams, beams, "cuda:0") == 64
 
 
-MACHINE_SESSIONS = {"bf16": dict(cpu_bf16="native"), "packed": dict(cpu_bf16="emulated", onednn_packing="on", float32_packing="onednn"),
+MACHINE_SESSIONS = {"bf16": dict(cpu_bf16="native"),
+                    "packed": dict(cpu_bf16="emulated", onednn_packing="on", float32_packing="onednn"),
                     "plain": dict(cpu_bf16="emulated", onednn_packing="off", mkl_packing="off")}  # fmt: skip
 
 

@@ -79,6 +79,7 @@ from .layer_steps import (
 )
 from .layer_steps import release as release_program
 from .packing import PACKED_ATTENTION, pack_sources, unpack
+from .pooled_tails import TailPool, generate_batches
 from .screened_argmax import ScreenedArgmax, screen_works
 
 
@@ -191,11 +192,14 @@ class FastDecoder:
             session never drafts beams: its step of a few beams costs about what the copy's steps of as many rows do,
             and a tree of them has too many rows to multiply its small weights in float32 as a step does
             (`zhen.layer_steps.few_rows`), so it would not give the search's own beams.
+        pool_tails (`bool`, *optional*, defaults to `True`): greedy search over many batches ([`generate_batches`])
+            decodes the tails of a stream's batches together, a tail being a batch's last few running rows
+            ([`zhen.pooled_tails`]); `False` decodes each batch to its end.
     """
 
     def __init__(self, model, weights: str = "auto", cuda_graphs: bool | None = None,
                  inline_layers: bool | None = None, script_layers: bool | None = None, keep_copies: bool = True,
-                 screen_argmax: bool | None = None, drafts: bool | None = None):  # fmt: skip
+                 screen_argmax: bool | None = None, drafts: bool | None = None, pool_tails: bool = True):  # fmt: skip
         if weights not in WEIGHTS:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
@@ -233,6 +237,8 @@ class FastDecoder:
         self.onednn_rows = sys.maxsize  # the fewest rows one of its int8 products sends to oneDNN ([`Int8Linear`])
         self.parent_modes: list[bool] = []  # each swap's parent's `training` when the session swapped
         self.workspaces: dict[int, Workspace] = {}  # per thread decoding in the session
+        self.pool_tails = pool_tails
+        self.tail_pools: dict[int, TailPool] = {}  # per thread, as the workspaces
 
     def __enter__(self) -> "FastDecoder":
         if FastDecoder.open_in_this_thread(self.model) is not None:  # its lock is this thread's: waiting never ends
@@ -420,6 +426,7 @@ class FastDecoder:
         length_penalty: float | None = None,
         early_stopping: bool | str | None = None,
         num_return_sequences: int = 1,
+        tail_pool: "TailPool | None" = None,
         **generate_kwargs,
     ) -> torch.LongTensor:
         """Greedy search (`num_beams=1`) or beam search, like `model.generate(**same_arguments)`.
@@ -433,6 +440,9 @@ class FastDecoder:
             length_penalty, early_stopping: beam search's finished-hypothesis score `sum log p / length**length_penalty`
                 and its stopping rule (`True`, `False` or `"never"`), with Transformers' semantics and defaults.
             num_return_sequences: best hypotheses returned per source sentence (beam search).
+            tail_pool: where greedy search parks the batch's tail ([`zhen.pooled_tails.TailPool`]): the rows still
+                running are written by the pool's `finish`, which also cuts the output to its length
+                ([`generate_batches`] does both).
             generate_kwargs: other `model.generate` options, accepted only at their neutral values (`do_sample=False`,
                 `use_cache=True`, ...; `max_length=n` is read as `max_new_tokens=n - 1`). Anything else raises
                 `NotImplementedError`; check first with [`unsupported_options`].
@@ -486,7 +496,8 @@ class FastDecoder:
             sequences = drafted_greedy_search(steps, steps.draft, draft_length=self.draft_session.model.draft_length,
                                               batch=len(input_ids), **options)  # fmt: skip
         elif num_beams == 1:
-            sequences = greedy_search(steps, len(input_ids), **options)
+            pool = None if self.cuda_graphs else tail_pool
+            sequences = greedy_search(steps, len(input_ids), **options, pool=pool)
         elif drafted:
             draft_length = self.draft_session.model.beam_draft_length
             sequences = drafted_beam_search(steps, steps.draft, num_beams, length_penalty, early_stopping,
@@ -498,6 +509,31 @@ class FastDecoder:
             with _SCRIPTING_LOCK:  # streams side by side add theirs at once
                 _SCRIPTING[self.model] = _SCRIPTING.get(self.model, 0.0) + time.perf_counter() - start
         return sequences
+
+    def generate_batches(self, batches: Iterable[dict], streams: int = 1) -> Iterator[torch.LongTensor]:
+        """`self.generate(**batch)` for each of `batches` (dicts of its arguments), in order, in `streams` threads
+        ([`zhen.pooled_tails.generate_batches`]): greedy search decodes the tails of several batches of a stream
+        together."""
+        few = isinstance(batches, Sized) and len(batches) <= SCRIPT_AT_ONCE_BATCHES_PER_STREAM * streams
+        if streams > 1 and not few:
+            _SCRIPTING[self.model] = math.inf  # batches side by side: compiled programs let go of the GIL
+        return generate_batches(self, batches, streams)
+
+    def tail_pool(self) -> "TailPool | None":
+        """This thread's pool for the tails of its greedy batches in this session, empty, its memory kept from call to
+        call ([`zhen.pooled_tails.TailPool`]); None where the session does not pool them (`pool_tails`)."""
+        if not self.pool_tails:
+            return None
+        pool = self.tail_pools.get(threading.get_ident())
+        if pool is None:
+            config = self.model.generation_config
+            eos = config.eos_token_id[0] if isinstance(config.eos_token_id, (list, tuple)) else config.eos_token_id
+            pad = eos if config.pad_token_id is None else config.pad_token_id
+            pool = TailPool(self.model, lambda rows: self.layer_steps(self.scripts(), rows), eos, pad,
+                                         config.forced_eos_token_id)  # fmt: skip
+            self.tail_pools[threading.get_ident()] = pool
+        pool.clear()
+        return pool
 
     def decoder_steps(self, input_ids, attention_mask, num_beams: int, max_length: int,
                       inline_layers: bool | None = None, script_layers: bool | None = None,
@@ -1562,8 +1598,8 @@ class DecoderSteps:
         self.layer_steps = layer_steps
         self.lm_head = model.lm_head
         self.screen_declined = 0
-        batch = len(encoder_hidden_states)
-        self.rows, self.device = batch * num_beams, encoder_hidden_states.device
+        batch = len(attention_mask)
+        self.rows, self.device = batch * num_beams, attention_mask.device
         self.vocab_size = model.config.vocab_size
         if max_length > _position_table(model.config):
             raise ValueError(
@@ -1867,10 +1903,12 @@ def _worth_dropping(finished: int, running: int) -> bool:
 
 
 def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
-                  max_length) -> torch.LongTensor:  # fmt: skip
+                  max_length, pool: "TailPool | None" = None) -> torch.LongTensor:  # fmt: skip
     """Argmax decoding; rows that produced `</s>` are padded until all have, as in `generate`. Unlike `generate`, the
     decoder stops computing finished rows: it drops them once they are `DROP_FINISHED_SHARE` of those it runs; and in
-    a batch of one sentence a forced token costs no pass of its own (the next pass computes its position too)."""
+    a batch of one sentence a forced token costs no pass of its own (the next pass computes its position too). With
+    a `pool`, the batch's tail is parked there when the pool takes it ([`zhen.pooled_tails.TailPool.takes`]): the
+    output comes back uncut, its running rows to be written by the pool."""
     pad = eos if pad is None else pad
     device = decoder.device
     sequences = torch.full((batch, max_length), start if pad is None else pad, dtype=torch.long, device=device)
@@ -1905,6 +1943,11 @@ def greedy_search(decoder: DecoderSteps, batch: int, eos, pad, start, forced_bos
         if running == 0:
             length = cur_len + 1
             break
+        if pool is not None and eos is not None and pool.takes(running, batch, cur_len, max_length, min_new_tokens):
+            kept = unfinished.nonzero().view(-1)
+            decoder.keep(kept, cur_len)
+            pool.park(decoder, sequences, active[kept], cur_len, max_length)
+            return sequences
         if _worth_dropping(len(active) - running, len(active)):
             kept = unfinished.nonzero().view(-1)
             decoder.keep(kept, cur_len)

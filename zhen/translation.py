@@ -263,10 +263,15 @@ def translate(
     if in_training:  # `eval()` sets every module again, which a call of one short text would pay each time
         model.eval()
 
-    def translate_batch(batch: list[int]) -> list[str]:
+    def inputs(batch: list[int]) -> dict:
+        """`generate`'s arguments for a batch."""
         batch_ids = [ids[position] for position in batch]
         lengths = _length_kwargs(batch_ids, max_new_tokens, generate_kwargs, model.config, model.generation_config)
-        return _generate(decoder or model, tokenizer, batch_ids, **generate_kwargs, **lengths)
+        padded = tokenizer.pad({"input_ids": batch_ids}, return_tensors="pt").to(model.device)
+        return {**padded, **generate_kwargs, **lengths}
+
+    def translate_batch(batch: list[int]) -> list[str]:
+        return _generate(model, tokenizer, inputs(batch))
 
     if open_session is not None and not fast:
         raise ValueError(
@@ -280,8 +285,9 @@ def translate(
         with torch.inference_mode(), session as decoder:
             if decoder is None:
                 results = map(translate_batch, batches)
-            else:
-                results = decoder.map(translate_batch, batches, streams)
+            else:  # greedy search decodes the tails of several batches together ([`zhen.pooled_tails`])
+                outputs_ids = decoder.generate_batches([inputs(batch) for batch in batches], streams)
+                results = (tokenizer.batch_decode(output_ids, skip_special_tokens=True) for output_ids in outputs_ids)
             if progress:
                 from tqdm.auto import tqdm
 
@@ -324,17 +330,12 @@ def _length_kwargs(batch_ids, max_new_tokens, generate_kwargs, config, generatio
     return {"max_new_tokens": max_new_tokens}
 
 
-def _generate(generator, tokenizer, batch_ids: list[list[int]], **generate_kwargs) -> list[str]:
-    """Decode with `generator`: zhen's lean decoder (a [`FastDecoder`] session, the same token ids as `model.generate`
-    with much less work per step), or the model itself for options the lean decoder does not implement (sampling,
-    repetition penalties, `synced_gpus`, ...)."""
-    fast = isinstance(generator, FastDecoder)
-    device = (generator.model if fast else generator).device
-    batch = tokenizer.pad({"input_ids": batch_ids}, return_tensors="pt").to(device)
-    if not fast and "max_new_tokens" in generate_kwargs:
-        generate_kwargs.setdefault("max_length", None)  # the checkpoint's max_length would compete with it
-    output_ids = generator.generate(**batch, **generate_kwargs)
-    return tokenizer.batch_decode(output_ids, skip_special_tokens=True)
+def _generate(model, tokenizer, inputs: dict) -> list[str]:
+    """Decode with `model.generate`, for options zhen's lean decoder does not implement (sampling, repetition
+    penalties, `synced_gpus`, ...)."""
+    if "max_new_tokens" in inputs:
+        inputs.setdefault("max_length", None)  # the checkpoint's max_length would compete with it
+    return tokenizer.batch_decode(model.generate(**inputs), skip_special_tokens=True)
 
 
 __all__ = ["load_model_and_tokenizer", "resolve_languages", "translate"]
