@@ -52,6 +52,7 @@ def parks(monkeypatch) -> list[int]:
 def test_each_batch_gets_what_generate_gives_it_alone(tiny_model, tiny_tokenizer, tiny_pairs, session, streams,
                                                       direction, monkeypatch):  # fmt: skip
     monkeypatch.setattr(pooled_tails, "TAIL_SHARE", 0.9)  # park from the first finished row on
+    monkeypatch.setattr(pooled_tails, "UNPOOLED_LAST_BATCHES", 0)  # and to the last batch
     parked = parks(monkeypatch)
     batches = greedy_batches(tiny_tokenizer, tiny_pairs, direction)
     with FastDecoder(tiny_model, **SESSIONS[session]) as decoder:
@@ -165,3 +166,29 @@ def test_translate_pools_the_tails_of_its_greedy_batches(tiny_model, tiny_tokeni
         monkeypatch.setattr(pooled_tails, "TAIL_SHARE", 0.0)
         alone = zhen.translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh", batch_size=4, streams=2)
     assert pooled == alone
+
+
+@pytest.mark.parametrize("streams", [1, 2])
+def test_in_several_streams_the_last_batches_decode_alone_so_that_the_streams_end_together(
+    tiny_model, tiny_tokenizer, tiny_pairs, streams, monkeypatch
+):
+    """Each stream decodes its pool before the batches it takes last (fewer than `UNPOOLED_LAST_BATCHES` a stream
+    left): a pool's tails end late, and the other streams would wait. One stream pools to the end."""
+    monkeypatch.setattr(pooled_tails, "TAIL_SHARE", 0.9)
+    limits, park = [], TailPool.park
+
+    def recording(self, steps, sequences, active, cur_len, max_length):
+        limits.append(max_length - 1)
+        return park(self, steps, sequences, active, cur_len, max_length)
+
+    monkeypatch.setattr(TailPool, "park", recording)
+    batches = greedy_batches(tiny_tokenizer, tiny_pairs, rows=3, max_new_tokens=(30,))
+    for number, batch in enumerate(batches):
+        batch["max_new_tokens"] = 30 + number  # which batch parked
+    expected = [tiny_model.generate(**batch, do_sample=False) for batch in batches]
+    with FastDecoder(tiny_model, weights="plain") as decoder:
+        outputs = list(decoder.generate_batches(batches, streams))
+    assert all(torch.equal(output, wanted) for output, wanted in zip(outputs, expected))
+    parked = {limit - 30 for limit in limits}
+    last = set(range(len(batches) - pooled_tails.UNPOOLED_LAST_BATCHES * 2, len(batches)))  # two streams' last
+    assert len(parked) >= 2 and (parked.isdisjoint(last) if streams > 1 else parked & last), (sorted(parked), last)

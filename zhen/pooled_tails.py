@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 TAIL_SHARE = 0.25  # a batch's rows under this share of its rows are its tail
 POOLED_BATCHES = 1  # the pool decodes its tails once they have as many rows as this many batches
+UNPOOLED_LAST_BATCHES = 1  # a stream's last batches (of several streams') decoded batch by batch
 
 
 class Parked:
@@ -219,27 +220,37 @@ def generate_batches(session: FastDecoder, batches: Iterable[dict], streams: int
     """`session.generate(**batch)` for each of `batches`, in order, in `streams` threads taking the batches in turn
     (each with its share of PyTorch's threads, as [`zhen.fast_generation.in_streams`]); each thread's greedy batches
     park their tails in a [`TailPool`] of its own, decoded together once they would fill a batch or the batches run
-    out. `batches` is read by one thread at a time. An error in a stream reaches the caller and stops the others."""
-    if isinstance(batches, Sized):
-        streams = min(streams, len(batches))
+    out. Where several streams know how many batches are left, each decodes its pool before the last
+    `UNPOOLED_LAST_BATCHES` a stream, which it decodes batch by batch: a pool's tails end late, and a stream left
+    decoding them alone would leave the other cores idle. `batches` is read by one thread at a time. An error in a
+    stream reaches the caller and stops the others."""
+    total = len(batches) if isinstance(batches, Sized) else None
+    if total is not None:
+        streams = min(streams, total)
     source = enumerate(batches)
     if streams <= 1:
         for finished in _decode_stream(session, source):
             for _, output in finished:
                 yield output
         return
-    yield from _in_threads(session, source, streams)
+    yield from _in_threads(session, source, streams, total)
 
 
-def _decode_stream(session: FastDecoder, source: Iterator, stop: threading.Event | None = None) -> Iterator[list]:
+def _decode_stream(session: FastDecoder, source: Iterator, stop: threading.Event | None = None,
+                   closing: Callable[[], bool] | None = None) -> Iterator[list]:  # fmt: skip
     """Decode `source`'s `(index, batch)` in this thread; yields lists of `(index, output)` as they are final, in
-    the order taken."""
+    the order taken. Once `closing()` says so, the pool is decoded and the batches taken after decode alone."""
     pool, waiting, started = None, [], False
     for index, batch in source:
         if stop is not None and stop.is_set():
             return
         if not started:
             pool, started = session.tail_pool(), True
+        if pool is not None and closing is not None and closing():
+            if waiting:
+                yield _finished(pool, waiting)
+                waiting = []
+            pool = None
         waiting.append((index, session.generate(**batch, tail_pool=pool)))
         if pool is None or not pool.parked or pool.full():
             yield _finished(pool, waiting)
@@ -253,22 +264,27 @@ def _finished(pool: TailPool | None, waiting: list) -> list:
     return [(index, cut.get(id(output), output)) for index, output in waiting]
 
 
-def _in_threads(session: FastDecoder, source: Iterator, streams: int) -> Iterator[torch.Tensor]:
-    """[`_decode_stream`] in `streams` threads taking `source`'s batches in turn; the outputs in index order."""
+def _in_threads(session: FastDecoder, source: Iterator, streams: int, total: int | None) -> Iterator[torch.Tensor]:
+    """[`_decode_stream`] in `streams` threads taking `source`'s `total` batches (None: unknown) in turn; the outputs
+    in index order."""
     threads = max(1, torch.get_num_threads() // streams)
     lock, ready, stop = threading.Lock(), threading.Condition(), threading.Event()
     done: dict[int, torch.Tensor] = {}
     errors: list[BaseException] = []
-    running = [streams]
+    running, taken = [streams], [0]
 
     def take():
         with lock:
+            taken[0] += 1
             return next(source, None)
+
+    def closing() -> bool:
+        return total is not None and total - taken[0] < UNPOOLED_LAST_BATCHES * streams
 
     def worker():
         try:
             torch.set_num_threads(threads)  # this worker thread's own setting
-            for finished in _decode_stream(session, iter(take, None), stop):
+            for finished in _decode_stream(session, iter(take, None), stop, closing):
                 with ready:
                     done.update(finished)
                     ready.notify_all()
