@@ -166,40 +166,55 @@ class TailPool:
 
     def decode_from(self, group: Parked):
         """Greedy steps of `group` until its rows finish, or reach the step where other groups are parked (then it
-        joins them)."""
+        joins them). The tokens go to the rows' outputs whenever the rows change ([`write`])."""
         from .fast_generation import _worth_dropping as worth_dropping
 
         steps, owners, limits, cur_len = group.steps, group.owners, group.limits, group.cur_len
         tokens = torch.stack([sequences[row, cur_len - 1] for sequences, row in owners])
         unfinished = torch.ones(len(owners), dtype=torch.bool, device=steps.device)
-        writes = self.writes(owners)
+        columns, start = [], cur_len
+        last = torch.full((len(owners),), -1, dtype=torch.long, device=steps.device)  # each row's last token's step
         while True:
             hidden_states = steps.step(tokens, cur_len - 1)
             tokens = torch.where(unfinished, steps.next_tokens(hidden_states), self.pad)
             if self.forced_eos is not None:
                 tokens = torch.where(unfinished & (limits - 1 == cur_len), self.forced_eos, tokens)
-            for sequences, rows, among in writes:
-                if cur_len >= sequences.shape[1]:  # its rows reached their length limit
-                    continue
-                sequences[rows, cur_len] = tokens[among]
-                if bool(unfinished[among].any()):
-                    self.lengths[id(sequences)][1] = cur_len + 1
+            columns.append(tokens)
+            last.masked_fill_(unfinished, cur_len)
             unfinished &= (tokens != self.eos) & (cur_len + 1 < limits)
             cur_len += 1
             running = int(unfinished.sum())
             if running == 0:
+                self.write(owners, columns, start, last)
                 self.free.append(group.slot)
                 return
             meets = any(other.cur_len == cur_len for other in self.parked)
             if meets or worth_dropping(len(owners) - running, len(owners)):
+                self.write(owners, columns, start, last)
+                columns, start = [], cur_len
                 kept = unfinished.nonzero().view(-1)
                 steps.keep(kept, cur_len - 1)
                 owners = [owners[i] for i in kept.tolist()]
-                limits, tokens, unfinished = limits[kept], tokens[kept], unfinished[kept]
-                writes = self.writes(owners)
+                limits, tokens, unfinished, last = limits[kept], tokens[kept], unfinished[kept], last[kept]
             if meets:
                 self.parked.append(Parked(steps, owners, limits, cur_len, group.slot))
                 return
+
+    def write(self, owners: list[tuple[torch.Tensor, int]], columns: list[torch.Tensor], start: int,
+              last: torch.Tensor):  # fmt: skip
+        """Write the tokens of `columns` (one a step, from step `start` on) to the owners' output rows, within each
+        output's width, and lengthen each output to its rows' `last` token."""
+        if not columns:
+            return
+        block = torch.stack(columns, 1)
+        for sequences, rows, among in self.writes(owners):
+            width = min(block.shape[1], sequences.shape[1] - start)
+            if width > 0:
+                sequences[rows, start : start + width] = block[among, :width]
+            end = int(last[among].max())
+            if end >= 0:
+                length = self.lengths[id(sequences)]
+                length[1] = max(length[1], end + 1)
 
     @staticmethod
     def writes(owners: list[tuple[torch.Tensor, int]]) -> list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
