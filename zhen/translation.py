@@ -197,7 +197,8 @@ def translate(
             Called as `on_truncate(index, num_tokens, limit)` for each truncated text instead of logging a warning.
         streams (`int`, *optional*):
             Batches decoded at once, each in its own thread with its share of PyTorch's threads
-            ([`zhen.fast_generation.FastDecoder.map`]), never more than there are batches: a few texts decode in one
+            ([`zhen.fast_generation.FastDecoder.generate_batches`]: greedy search decodes the tails of a stream's
+            batches together, [`zhen.pooled_tails`]), never more than there are batches: a few texts decode in one
             batch with all threads. Defaults to [`zhen.hardware.decoding_streams`]: on a CPU one per thread, at most
             4; on a GPU 1. Each stream keeps its own caches. Options that only `model.generate` implements decode one
             batch at a time. Where this thread has a `FastDecoder` session open for the model, the call decodes in it
