@@ -84,6 +84,8 @@ def test_tails_join_at_their_own_positions_however_often_the_pool_is_decoded(tin
     expected = [tiny_model.generate(**batch, do_sample=False) for batch in batches]
     with FastDecoder(tiny_model, weights="plain") as decoder:
         outputs = list(decoder.generate_batches(batches))
+        assert len(decoder.tail_pools) == 1
+    assert decoder.tail_pools == {}  # their memory given back with the session
     assert all(torch.equal(output, wanted) for output, wanted in zip(outputs, expected))
     assert max(joined) >= 2, "no two tails were decoded together"
 

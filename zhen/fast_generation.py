@@ -274,6 +274,7 @@ class FastDecoder:
         self.swapped.clear()
         self.parent_modes.clear()
         self.workspaces.clear()
+        self.tail_pools.clear()
         if not self.keep_copies:  # the kept programs hold the session's copies: let them go with them
             release_program(self.model)
             release_program(self.model.get_encoder())
