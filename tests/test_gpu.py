@@ -246,6 +246,21 @@ def test_finished_sentences_leave_the_batch_on_gpu(tiny_model, tiny_tokenizer, t
     assert kept, "no row left the batch"
 
 
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_the_pipelines_lists_decode_on_gpu_as_translate_decodes(tiny_model, tiny_tokenizer, tiny_pairs, num_beams):
+    """A list given to a pipeline on the GPU is batched and decoded as `zhen.translate` decodes it there (the default
+    session: bf16 copies, CUDA graphs), its token ids handed back on the CPU."""
+    from zhen import ZhenTranslationPipeline, translate
+
+    model = copy.deepcopy(tiny_model).cuda()
+    translator = ZhenTranslationPipeline(model=model, tokenizer=tiny_tokenizer, device=0, tgt_lang="zh")
+    texts = [en for en, _ in tiny_pairs]
+    listed = translator(texts, batch_size=4, num_beams=num_beams, return_text=True, return_tensors=True)
+    expected = translate(texts, model, tiny_tokenizer, tgt_lang="zh", batch_size=4, num_beams=num_beams)
+    assert [record["translation_text"] for record in listed] == expected
+    assert all(record["translation_token_ids"].device.type == "cpu" for record in listed)
+
+
 def test_default_gpu_session_decodes_in_bf16_with_cuda_graphs(tmp_path):
     """On a GPU with bf16, `FastDecoder(model)` (what `zhen.translate` opens) multiplies by bf16 copies of the
     decoder's weights and replays CUDA graphs; its translations mostly agree with float32 `generate` (random weights,

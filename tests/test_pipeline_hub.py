@@ -42,22 +42,44 @@ def test_pipeline_object_translates_strings_and_lists(tiny_model, tiny_tokenizer
     assert translator(zh, src_lang="zh", tgt_lang="en", num_beams=2) == [{"translation_text": en}]
 
 
-def test_a_list_of_one_text_is_translated_as_the_text_without_a_data_loader(translator, tiny_pairs, monkeypatch):
-    """A list of one text gives what the text alone gives, in a list (every return option, several sequences
-    too), without the data loader Transformers runs a list through; a longer list still goes through it."""
+def test_lists_are_translated_as_each_text_alone_without_a_data_loader(translator, tiny_pairs, monkeypatch):
+    """A list gives what each of its texts gives alone (every return option, several sequences, a stop sequence,
+    the user's lengths), without the data loader Transformers runs a list through: the fast decoder takes its batches
+    ([`ZhenTranslationPipeline._decode_in_batches`]). With options only `generate` implements (a repetition penalty,
+    a stop sequence) a list of several texts still goes through it. Returned token ids are normal tensors, which the
+    caller may edit."""
     from transformers import Pipeline
 
     loaders = []
     get_iterator = Pipeline.get_iterator
     monkeypatch.setattr(Pipeline, "get_iterator", lambda *a, **k: loaders.append(1) or get_iterator(*a, **k))
-    (en, _), (en2, _) = tiny_pairs[:2]
-    for kwargs in ({}, {"num_beams": 2}, {"num_beams": 2, "num_return_sequences": 2}, {"return_tensors": True}):
-        alone, listed = translator(en, **kwargs), translator([en], **kwargs)
-        expected = [alone] if len(alone) > 1 else alone
-        assert str(listed) == str(expected), kwargs  # token id tensors compare by their printed values
+    texts = [en for en, _ in tiny_pairs[:5]]
+    stop = translator.tokenizer.decode(translator.tokenizer.encode(tiny_pairs[0][1], add_special_tokens=False)[1:2])
+    for kwargs in ({}, {"num_beams": 2}, {"num_beams": 2, "num_return_sequences": 2}, {"return_tensors": True},
+                   {"return_tensors": True, "return_text": True, "max_new_tokens": 3},
+                   {"clean_up_tokenization_spaces": True, "min_new_tokens": 6}):  # fmt: skip
+        for batch_size in (1, 2, 5):
+            alone = [translator(text, **kwargs) for text in texts]
+            expected = [result if len(result) > 1 else result[0] for result in alone]
+            listed = translator(texts, batch_size=batch_size, **kwargs)
+            pad = translator.tokenizer.pad_token_id
+            assert _without_padding(listed, pad) == _without_padding(expected, pad), (kwargs, batch_size)
+        assert str(translator(texts[:1], **kwargs)) == str([alone[0]] if len(alone[0]) > 1 else alone[0])
     assert not loaders
-    translator([en, en2])
-    assert loaders
+    ids = translator(texts, batch_size=2, return_tensors=True)[0]["translation_token_ids"]
+    ids += 0  # not an inference tensor
+    for kwargs in ({"repetition_penalty": 1.2}, {"stop_sequence": stop}):
+        loaders.clear()
+        assert translator(texts, batch_size=2, **kwargs) == [translator(text, **kwargs)[0] for text in texts]
+        assert loaders
+
+
+def _without_padding(result, pad: int):
+    """A pipeline result with its token ids as lists, without the pad tokens a batch adds."""
+    if isinstance(result, list):
+        return [_without_padding(record, pad) for record in result]
+    ids = result.get("translation_token_ids")
+    return result if ids is None else {**result, "translation_token_ids": [t for t in ids.tolist() if t != pad]}
 
 
 def test_pipeline_needs_a_target_language(tiny_model, tiny_tokenizer):
@@ -164,8 +186,10 @@ def test_a_list_is_batched_longest_first_and_returned_in_input_order(translator,
     assert translator(texts, batch_size=3) == one_by_one
     pad = translator.tokenizer.pad_token_id
     batched = [[token for token in row if token != pad] for batch in generate_calls for row in batch]
-    by_length = sorted(texts, key=len, reverse=True)
-    assert batched == [translator.preprocess(text, tgt_lang="zh")["input_ids"][0].tolist() for text in by_length]
+    sources = [translator.preprocess(text, tgt_lang="zh")["input_ids"][0].tolist() for text in texts]
+    assert sorted(batched) == sorted(sources)
+    assert [len(row) for row in batched] == sorted(map(len, sources), reverse=True)  # in tokens, as zhen.translate
+    assert [len(batch) for batch in generate_calls] == [3, 3, 1]
 
 
 def test_a_list_without_a_batch_size_is_batched_as_zhen_translate_batches(translator, generate_calls, tiny_pairs,

@@ -170,6 +170,26 @@ def test_translate_pools_the_tails_of_its_greedy_batches(tiny_model, tiny_tokeni
     assert pooled == alone
 
 
+@pytest.mark.parametrize("machine", [dict(cpu_bf16="native"), dict(cpu_bf16="emulated"),
+                                     dict(cpu_bf16="emulated", onednn_packing="off", mkl_packing="off")])  # fmt: skip
+@pytest.mark.parametrize("num_beams", [1, 2])
+def test_the_pipelines_lists_decode_as_translate_decodes(tiny_model, tiny_tokenizer, tiny_pairs, machine, num_beams,
+                                                         monkeypatch):  # fmt: skip
+    """A list given to the pipeline is batched and decoded as `zhen.translate` decodes it, on every session class
+    (`generate_batches`, in two streams, greedy tails pooled): the same translations, batch for batch."""
+    monkeypatch.setattr(pooled_tails, "TAIL_SHARE", 0.9)
+    monkeypatch.setattr(zhen.pipeline_zhen, "decoding_streams", lambda device: 2)
+    parked = parks(monkeypatch)
+    translator = zhen.ZhenTranslationPipeline(model=tiny_model, tokenizer=tiny_tokenizer, tgt_lang="zh")
+    texts = [en for en, _ in tiny_pairs]
+    with hardware.forced(**machine):
+        listed = translator(texts, batch_size=4, num_beams=num_beams)
+        assert bool(parked) == (num_beams == 1)
+        expected = zhen.translate(texts, tiny_model, tiny_tokenizer, tgt_lang="zh", batch_size=4, streams=2,
+                                  num_beams=num_beams)  # fmt: skip
+    assert [record["translation_text"] for record in listed] == expected
+
+
 @pytest.mark.parametrize("streams", [1, 2])
 def test_in_several_streams_the_last_batches_decode_alone_so_that_the_streams_end_together(
     tiny_model, tiny_tokenizer, tiny_pairs, streams, monkeypatch

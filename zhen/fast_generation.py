@@ -697,7 +697,7 @@ def attention_groups(packed: dict, heads: int) -> Groups:
 def scripting_due(model) -> bool:
     """Whether a session of `model` compiles its layers' programs with TorchScript by default: once the model's calls
     have decoded for `SCRIPT_AFTER_SECONDS` without them, or decoded more than `SCRIPT_AT_ONCE_BATCHES_PER_STREAM`
-    batches a stream side by side ([`FastDecoder.map`])."""
+    batches a stream side by side ([`FastDecoder.generate_batches`], [`FastDecoder.map`])."""
     return _SCRIPTING.get(model, 0.0) >= SCRIPT_AFTER_SECONDS
 
 

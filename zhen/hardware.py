@@ -386,10 +386,10 @@ STREAM_BATCHES = 4
 
 
 def decoding_streams(device: torch.device | str) -> int:
-    """How many batches `zhen.translate` decodes at once on `device` ([`zhen.fast_generation.FastDecoder.map`]): on a
-    CPU one per PyTorch thread, at most `MAX_DECODING_STREAMS` (the streams share the Python interpreter), each with
-    its share of the threads and its own caches; on a GPU one, which a batch already keeps busy (measured: README,
-    Performance)."""
+    """How many batches `zhen.translate` and the pipeline decode at once on `device`
+    ([`zhen.fast_generation.FastDecoder.generate_batches`]): on a CPU one per PyTorch thread, at most
+    `MAX_DECODING_STREAMS` (the streams share the Python interpreter), each with its share of the threads and its own
+    caches; on a GPU one, which a batch already keeps busy (measured: README, Performance)."""
     if torch.device(device).type != "cpu":
         return 1
     return max(1, min(torch.get_num_threads(), MAX_DECODING_STREAMS))

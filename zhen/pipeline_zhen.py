@@ -206,36 +206,56 @@ class ZhenTranslationPipeline(Pipeline):
         return _CALL.decoder
 
     def _translate_list(self, inputs: list, **kwargs) -> list:
-        """Translate the non-blank texts longest first (batched as asked: a batch of similar lengths pads less, as
+        """Translate the non-blank texts (batched longest first: a batch of similar lengths pads less, as
         `zhen.translate` does), give each blank one the empty translation, and return them in input order."""
-        order = sorted((i for i, text in enumerate(inputs) if not _is_blank(text)), key=lambda i: -len(inputs[i]))
-        translated = dict(zip(order, self._translate_in_streams([inputs[i] for i in order], **kwargs) if order else []))
+        todo = [i for i, text in enumerate(inputs) if not _is_blank(text)]
+        translated = dict(zip(todo, self._translate_texts([inputs[i] for i in todo], **kwargs) if todo else []))
         if len(translated) == len(inputs):
             return [translated[i] for i in range(len(inputs))]
         blank = super().__call__("", **kwargs)
         return [translated[i] if i in translated else [dict(record) for record in blank] for i in range(len(inputs))]
 
-    def _translate_in_streams(self, texts: list, **kwargs) -> list:
-        """The pipeline's results for `texts`; where zhen's fast decoder runs the call and `decoding_streams` gives
-        more than one stream (on a CPU, as for `zhen.translate`), its batches are translated that many at once, each
-        in its own thread, all in the call's decoding session. One text is translated as a string is."""
+    def _translate_texts(self, texts: list, **kwargs) -> list:
+        """The pipeline's results for `texts`, none blank: decoded by [`_decode_in_batches`] where zhen's fast decoder
+        runs the call, else by `Pipeline.__call__`, longest text first. One text is translated as a string is."""
         if len(texts) == 1:  # as the text alone: Transformers' data loader for a list costs more than a short text
             return [super().__call__(texts[0], **kwargs)]
+        if self._decodes_fast(self._generate_options(kwargs)):
+            return self._decode_in_batches(texts, **kwargs)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        results = super().__call__([texts[i] for i in order], **kwargs)
+        return [result for _, result in sorted(zip(order, results), key=lambda pair: pair[0])]
+
+    def _decode_in_batches(self, texts: list, **kwargs) -> list:
+        """The pipeline's results for `texts`, none blank, decoded as `zhen.translate` decodes: tokenized at once,
+        sorted by length in tokens, longest first, and batched; the batches decoded in the call's session by
+        [`FastDecoder.generate_batches`] in `decoding_streams` threads, where greedy search decodes the tails of
+        several batches together ([`zhen.pooled_tails`])."""
+        preprocess_params, forward_params, postprocess_params = self._call_params(kwargs)
+        encoded = self._encode(texts, **preprocess_params)
+        ids = encoded["input_ids"]
+        order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
         batch_size = self._call_batch_size(kwargs)
-        streams = decoding_streams(self.device) if self._decodes_fast(self._generate_options(kwargs)) else 1
-        if streams <= 1 or len(texts) <= batch_size:
-            return super().__call__(texts, **kwargs)
-        decoder = self._decoding_session()
+        batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+        generate_kwargs = self._prepare_generate_kwargs(
+            forward_params, forced_bos_token_id=encoded["forced_bos_token_id"]
+        )
 
-        def translate_batch(batch: list) -> list:
-            _CALL.pipeline, _CALL.decoder = self, decoder  # this thread decodes in the call's session
-            try:
-                return Pipeline.__call__(self, batch, **kwargs)
-            finally:
-                _CALL.pipeline = _CALL.decoder = None
+        def arguments(batch: list[int]) -> dict:
+            padded = self.tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt").to(self.device)
+            lengths = self._with_length(generate_kwargs, padded["input_ids"].shape[-1])
+            return {**padded, **{key: value for key, value in lengths.items() if value is not None}}
 
-        batches = [texts[start : start + batch_size] for start in range(0, len(texts), batch_size)]
-        return [result for results in decoder.map(translate_batch, batches, streams) for result in results]
+        results = [None] * len(texts)
+        with self.device_placement(), contextlib.ExitStack() as own_session:
+            decoder = self._decoding_session() or own_session.enter_context(FastDecoder(self.model))
+            outputs = decoder.generate_batches([arguments(batch) for batch in batches], decoding_streams(self.device))
+            for batch, output_ids in zip(batches, outputs):
+                output_ids = output_ids.to("cpu").clone()  # a normal tensor, not an inference one, for the caller
+                records = self._records(output_ids.reshape(len(batch), -1, output_ids.shape[-1]), **postprocess_params)
+                for index, record in zip(batch, records):
+                    results[index] = record
+        return results
 
     def _translate_lazily(self, inputs, **kwargs):
         """Translate a generator's or dataset's texts in lists of `zhen.hardware.read_ahead_batches` batches, read
@@ -251,9 +271,16 @@ class ZhenTranslationPipeline(Pipeline):
     def _call_batch_size(self, kwargs: dict) -> int:
         return kwargs.get("batch_size") or self._batch_size or 1
 
+    def _call_params(self, kwargs: dict) -> tuple[dict, dict, dict]:
+        """The preprocess, forward (`generate`) and postprocess parameters of a call with `kwargs`, on top of those
+        given at construction, as `Pipeline.__call__` fuses them."""
+        call = self._sanitize_parameters(**_call_options(kwargs))
+        given = (self._preprocess_params, self._forward_params, self._postprocess_params)
+        return tuple({**at_init, **in_call} for at_init, in_call in zip(given, call))
+
     def _generate_options(self, kwargs: dict) -> dict:
         """The options a call with `kwargs` generates with."""
-        return {**self._forward_params, **self._sanitize_parameters(**_call_options(kwargs))[1]}
+        return self._call_params(kwargs)[1]
 
     def _decodes_fast(self, generate_kwargs: dict) -> bool:
         """Whether zhen's fast decoder implements every option of `generate_kwargs` (else `model.generate` runs)."""
@@ -262,6 +289,14 @@ class ZhenTranslationPipeline(Pipeline):
         return fast and not unsupported_options(self.model, **given)
 
     def preprocess(self, text, src_lang=None, tgt_lang=None, truncation=None):
+        blank = _is_blank(text)
+        inputs = self._encode("" if blank else text, src_lang, tgt_lang, truncation, return_tensors="pt")
+        inputs["is_blank"] = blank
+        return inputs
+
+    def _encode(self, texts, src_lang=None, tgt_lang=None, truncation=None, return_tensors=None):
+        """The source token ids of `texts` (a string or a list of them) and the `forced_bos_token_id` of `tgt_lang`;
+        `src_lang` defaults to the other language. Long texts are truncated or refused as `truncation` says."""
         if tgt_lang is None:
             raise ValueError(
                 "The translation pipeline needs the target language: pass tgt_lang='zh' or tgt_lang='en' to "
@@ -269,16 +304,15 @@ class ZhenTranslationPipeline(Pipeline):
             )
         if src_lang is None:
             src_lang = "en" if self.tokenizer.get_lang_id(tgt_lang) == self.tokenizer.get_lang_id("zh") else "zh"
-        blank = _is_blank(text)
         inputs = self.tokenizer._build_translation_inputs(
-            "" if blank else text,
-            return_tensors="pt",
+            texts,
+            return_tensors=return_tensors,
             src_lang=src_lang,
             tgt_lang=tgt_lang,
             **self._truncation_kwargs(truncation),
         )
-        self._check_source_length(inputs["input_ids"].shape[-1], truncation)
-        inputs["is_blank"] = blank
+        for ids in inputs["input_ids"]:
+            self._check_source_length(len(ids), truncation)
         return inputs
 
     def _truncation_kwargs(self, truncation) -> dict:
@@ -378,17 +412,23 @@ class ZhenTranslationPipeline(Pipeline):
         return [stop_ids[0], *(eos if isinstance(eos, list) else [eos])]
 
     def postprocess(self, model_outputs, return_text=True, return_tensors=False, clean_up_tokenization_spaces=False):
-        records = []
-        for ids in model_outputs["output_ids"][0]:
-            record = {}
-            if return_text:
-                record["translation_text"] = self.tokenizer.decode(
-                    ids, skip_special_tokens=True, clean_up_tokenization_spaces=clean_up_tokenization_spaces
-                )
-            if return_tensors:
+        return self._records(model_outputs["output_ids"], return_text, return_tensors, clean_up_tokenization_spaces)[0]
+
+    def _records(self, output_ids, return_text=True, return_tensors=False, clean_up_tokenization_spaces=False):
+        """Each text's list of records (one per returned sequence) from `output_ids`, `(texts, sequences, length)`."""
+        sequences = output_ids.reshape(-1, output_ids.shape[-1])
+        records = [{} for _ in range(len(sequences))]
+        if return_text:
+            texts = self.tokenizer.batch_decode(
+                sequences, skip_special_tokens=True, clean_up_tokenization_spaces=clean_up_tokenization_spaces
+            )
+            for record, text in zip(records, texts):
+                record["translation_text"] = text
+        if return_tensors:
+            for record, ids in zip(records, sequences):
                 record["translation_token_ids"] = ids
-            records.append(record)
-        return records
+        per_text = output_ids.shape[1]
+        return [records[start : start + per_text] for start in range(0, len(records), per_text)]
 
 
 def _call_options(kwargs: dict) -> dict:
