@@ -82,6 +82,30 @@ def _without_padding(result, pad: int):
     return result if ids is None else {**result, "translation_token_ids": [t for t in ids.tolist() if t != pad]}
 
 
+def test_inputs_that_are_not_text_are_named(translator, tiny_pairs, monkeypatch):
+    """A string, a list, a generator: an input that is not a string, or not valid Unicode, is an error naming it (its
+    place among the call's inputs) before anything is translated; several sequences need beam search, as in
+    `generate`."""
+    en = tiny_pairs[0][0]
+    with pytest.raises(TypeError, match=r"inputs\[2\] is of type int, not a string: 5\. The pipeline translates text"):
+        translator([en, "", 5])
+    with pytest.raises(TypeError, match=r"inputs\[1\] is of type NoneType"):
+        translator([en, None], repetition_penalty=1.2)  # the `generate` path too
+    with pytest.raises(ValueError, match=r"inputs\[1\] holds a lone surrogate '\\udcff' at character 3"):
+        translator([en, "ab\udcff"])
+    with pytest.raises(ValueError, match=r"The input holds a lone surrogate"):
+        translator("ab\udcff")
+    with pytest.raises(TypeError, match=r"The input is of type bytes"):
+        translator(b"Hello")
+    texts = [en] * 9 + [b"Hello"]
+    monkeypatch.setattr(pipeline_zhen, "read_ahead_batches", lambda streams: 1)  # lists of 2 texts
+    with pytest.raises(TypeError, match=r"inputs\[9\] is of type bytes"):
+        list(translator((text for text in texts), batch_size=2))  # read ahead in lists: named by its place in all
+    for kwargs in ({}, {"repetition_penalty": 1.2}):
+        with pytest.raises(ValueError, match="num_return_sequences"):
+            translator([en, en], num_return_sequences=2, **kwargs)
+
+
 def test_pipeline_needs_a_target_language(tiny_model, tiny_tokenizer):
     translator = ZhenTranslationPipeline(model=tiny_model, tokenizer=tiny_tokenizer, device=-1)
     with pytest.raises(ValueError, match="needs the target language"):
@@ -431,6 +455,7 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
         "draft_decoding.py",
         "quantization.py",
         "pooled_tails.py",
+        "text_checks.py",
     }
     assert {"pipeline_zhen.py", "hardware.py", *fast_paths} <= shipped
 

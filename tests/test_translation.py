@@ -202,7 +202,7 @@ def test_loaded_model_needs_a_zhen_tokenizer(tiny_model):
 
 
 def test_non_string_input_is_named(tiny_model, tiny_tokenizer):
-    with pytest.raises(TypeError, match=r"texts\[1\] is a int"):
+    with pytest.raises(TypeError, match=r"texts\[1\] is of type int"):
         translate(["Hi.", 3], tiny_model, tiny_tokenizer, tgt_lang="zh")
 
 

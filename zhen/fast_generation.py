@@ -482,10 +482,11 @@ class FastDecoder:
                 length_penalty = 1.0 if config.length_penalty is None else config.length_penalty
             if early_stopping is None:
                 early_stopping = config.early_stopping or False
-            if not 1 <= num_return_sequences <= num_beams:
-                raise ValueError(
-                    f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}"
-                )
+        if not 1 <= num_return_sequences <= num_beams:
+            raise ValueError(
+                f"num_return_sequences={num_return_sequences} must be between 1 and num_beams={num_beams}: "
+                "greedy search (num_beams=1) returns one sequence a text, beam search up to num_beams."
+            )
         drafts = self.drafts if num_beams == 1 else self.drafts_beams
         few = len(input_ids) <= (draft_decoding.MAX_DRAFTED_SENTENCES if num_beams == 1 else 1)
         drafted = drafts and few and not self.cuda_graphs and (self.drafts_at_once or draft_due(self.model))

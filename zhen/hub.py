@@ -8,7 +8,8 @@ A complete folder loads like any Hub model where zhen is not installed:
 - `tokenizer.json` and `tokenizer_config.json` with `auto_map` (AutoTokenizer);
 - the code those maps name: `configuration_zhen.py`, `modeling_zhen.py`, `tokenization_zhen.py`, `pipeline_zhen.py`
   and what the pipeline translates with, `fast_generation.py`, `layer_steps.py`, `packing.py`,
-  `screened_argmax.py`, `draft_decoding.py`, `pooled_tails.py`, `quantization.py` and `hardware.py`;
+  `screened_argmax.py`, `draft_decoding.py`, `pooled_tails.py`, `quantization.py`, `hardware.py` and
+  `text_checks.py`;
 - a model card, `README.md`.
 
 [`save_for_hub`] writes one from a model and tokenizer, [`make_hub_ready`] completes a folder written by

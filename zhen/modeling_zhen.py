@@ -52,7 +52,7 @@ AUTO_MAP = {
 # model code when a model is saved.
 PIPELINE_FILES = (
     "pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "screened_argmax.py", "draft_decoding.py",
-    "quantization.py", "hardware.py", "pooled_tails.py",
+    "quantization.py", "hardware.py", "pooled_tails.py", "text_checks.py",
 )  # fmt: skip
 CUSTOM_PIPELINES = {
     "translation": {

@@ -19,7 +19,7 @@ zhen is installed). Where zhen is imported, `pipeline(..., pipeline_class=ZhenTr
 
 It translates with zhen's fast decoder (`fast_generation.py`, the same token ids as `model.generate` at a fraction of
 the work per step, session weights chosen for the machine) where it implements every option given, and with
-`model.generate` otherwise (sampling, repetition penalties, ...). This file and the two it imports use only the
+`model.generate` otherwise (sampling, repetition penalties, ...). This file and the modules it imports use only the
 standard library, `torch` and `transformers`, because they are copied into checkpoints.
 """
 
@@ -37,6 +37,7 @@ from transformers.utils import logging
 
 from .fast_generation import FastDecoder, default_batch_size, session_weights, unsupported_options
 from .hardware import decoding_streams, read_ahead_batches
+from .text_checks import check_text
 
 
 logger = logging.get_logger(__name__)
@@ -205,9 +206,12 @@ class ZhenTranslationPipeline(Pipeline):
             _CALL.decoder = _CALL.sessions.enter_context(FastDecoder(self.model))
         return _CALL.decoder
 
-    def _translate_list(self, inputs: list, **kwargs) -> list:
+    def _translate_list(self, inputs: list, first: int = 0, **kwargs) -> list:
         """Translate the non-blank texts (batched longest first: a batch of similar lengths pads less, as
-        `zhen.translate` does), give each blank one the empty translation, and return them in input order."""
+        `zhen.translate` does), give each blank one the empty translation, and return them in input order. Each text
+        is checked first, named by its place among the call's inputs (`first`: the place of `inputs[0]`)."""
+        for index, text in enumerate(inputs):
+            _check_input(text, f"inputs[{first + index}]")
         todo = [i for i, text in enumerate(inputs) if not _is_blank(text)]
         translated = dict(zip(todo, self._translate_texts([inputs[i] for i in todo], **kwargs) if todo else []))
         if len(translated) == len(inputs):
@@ -263,9 +267,11 @@ class ZhenTranslationPipeline(Pipeline):
         stays open between two results, so the caller may translate other texts while iterating."""
         window = self._call_batch_size(kwargs) * read_ahead_batches(decoding_streams(self.device))
         texts = iter(inputs) if not hasattr(inputs, "__len__") else (inputs[i] for i in range(len(inputs)))
+        first = 0
         while chunk := list(itertools.islice(texts, window)):
             with self._one_decoding_session():
-                results = self._translate_list(chunk, **kwargs)
+                results = self._translate_list(chunk, first, **kwargs)
+            first += len(chunk)
             yield from results
 
     def _call_batch_size(self, kwargs: dict) -> int:
@@ -289,6 +295,7 @@ class ZhenTranslationPipeline(Pipeline):
         return fast and not unsupported_options(self.model, **given)
 
     def preprocess(self, text, src_lang=None, tgt_lang=None, truncation=None):
+        _check_input(text, "The input")
         blank = _is_blank(text)
         inputs = self._encode("" if blank else text, src_lang, tgt_lang, truncation, return_tensors="pt")
         inputs["is_blank"] = blank
@@ -439,6 +446,15 @@ def _call_options(kwargs: dict) -> dict:
 def _is_lazy(inputs) -> bool:
     """Inputs `Pipeline.__call__` iterates lazily: a generator or a PyTorch dataset."""
     return isinstance(inputs, (types.GeneratorType, torch.utils.data.Dataset))
+
+
+def _check_input(text, where: str) -> None:
+    """A clear error for an input that is not a string, or not valid Unicode ([`check_text`])."""
+    if not isinstance(text, str):
+        raise TypeError(
+            f"{where} is of type {type(text).__name__}, not a string: {text!r}. The pipeline translates text."
+        )
+    check_text(text, where)
 
 
 def _is_blank(text) -> bool:

@@ -28,7 +28,8 @@ CT2_FILES = frozenset(
 ZHEN_CHECKPOINT_FILES = frozenset(
     {"config.json", "generation_config.json", "model.safetensors", "README.md", "configuration_zhen.py",
      "modeling_zhen.py", "pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "hardware.py",
-     "screened_argmax.py", "draft_decoding.py", "pooled_tails.py", "quantization.py", "training_args.bin",
+     "screened_argmax.py", "draft_decoding.py", "pooled_tails.py", "quantization.py", "text_checks.py",
+     "training_args.bin",
      "eval_results.json", "all_results.json", "train_results.json", "training_config.json", "training_curve.png"}
 ) | TOKENIZER_FILES  # fmt: skip
 

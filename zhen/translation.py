@@ -223,7 +223,7 @@ def translate(
     texts = [texts] if single else list(texts)
     for index, text in enumerate(texts):
         if not isinstance(text, str):
-            raise TypeError(f"texts[{index}] is a {type(text).__name__}, not a string: {text!r}")
+            raise TypeError(f"texts[{index}] is of type {type(text).__name__}, not a string: {text!r}")
         check_text(text, f"texts[{index}]")
     src_lang, tgt_lang = resolve_languages(src_lang, tgt_lang)
     if "forced_bos_token_id" in generate_kwargs:
