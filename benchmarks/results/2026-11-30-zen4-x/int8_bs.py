@@ -20,7 +20,7 @@ def make(bs):
     out = []
     for s in range(0, len(order), bs):
         rows = order[s:s+bs]; b = tok.pad({"input_ids": [ids[i] for i in rows]}, return_tensors="pt")
-        out.append(dict(**b, forced_bos_token_id=tok.get_lang_id(tgt), max_new_tokens=int(1.5*max(len(ids[i]) for i in rows))+10))
+        out.append(dict(**b, forced_bos_token_id=tok.get_lang_id(tgt), num_beams=1, max_new_tokens=int(1.5*max(len(ids[i]) for i in rows))+10))
     return out
 sizes = [int(x) for x in os.environ.get("SIZES", "64,128").split(",")]
 batches = {bs: make(bs) for bs in sizes}
