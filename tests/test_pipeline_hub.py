@@ -180,6 +180,23 @@ def test_one_call_decodes_all_its_batches_in_one_session(translator, tiny_pairs,
     assert translator.model.config._attn_implementation != "zhen_decoding"
 
 
+def test_calls_inside_a_session_the_caller_has_open_decode_in_it(translator, tiny_pairs, monkeypatch):
+    """As `zhen.translate`: a string, a list or a generator translated inside a `FastDecoder` session the caller has
+    open for the model (in this thread) decodes in that session, where opening a second one would raise."""
+    from zhen.fast_generation import FastDecoder
+
+    texts = [en for en, _ in tiny_pairs[:5]]
+    expected = translator(texts, batch_size=2)
+    opened, enter = [], FastDecoder.__enter__
+    monkeypatch.setattr(FastDecoder, "__enter__", lambda self: opened.append(self) or enter(self))
+    with FastDecoder(translator.model) as session:
+        assert translator(texts[0]) == [expected[0]]
+        assert translator(texts, batch_size=2) == expected
+        assert [r[0] for r in translator((text for text in texts), batch_size=2)] == expected
+        assert translator(texts) == expected  # the default batch size, from the open session's weights
+    assert opened == [session]
+
+
 def test_calls_from_two_threads_each_translate_in_their_own_session(translator, tiny_pairs):
     import threading
 

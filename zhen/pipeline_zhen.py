@@ -170,7 +170,9 @@ class ZhenTranslationPipeline(Pipeline):
             texts = len(inputs) if isinstance(inputs, list) else sys.maxsize
             beams = options.get("num_beams") or self.model.generation_config.num_beams or 1
             streams = decoding_streams(self.device)
-            kwargs["batch_size"] = default_batch_size(session_weights(self.model), texts, streams, beams, self.device)
+            caller_session = FastDecoder.open_in_this_thread(self.model)
+            weights = caller_session.weights if caller_session is not None else session_weights(self.model)
+            kwargs["batch_size"] = default_batch_size(weights, texts, streams, beams, self.device)
         if _is_lazy(inputs) and fast:
             return self._translate_lazily(inputs, **kwargs)
         with self._one_decoding_session():
@@ -199,7 +201,12 @@ class ZhenTranslationPipeline(Pipeline):
                 _CALL.pipeline = _CALL.decoder = None
 
     def _decoding_session(self) -> FastDecoder | None:
-        """This call's open session, opened now if this is its first batch; None outside a call."""
+        """The session a batch decodes in: one the caller has open for the model in this thread (as `zhen.translate`
+        decodes in it; a second cannot open in the same thread), else this call's, opened now if this is its first
+        batch; None outside a call."""
+        caller_session = FastDecoder.open_in_this_thread(self.model)
+        if caller_session is not None:
+            return caller_session
         if getattr(_CALL, "pipeline", None) is not self:
             return None
         if _CALL.decoder is None:
