@@ -182,7 +182,8 @@ def test_one_call_decodes_all_its_batches_in_one_session(translator, tiny_pairs,
 
 def test_calls_inside_a_session_the_caller_has_open_decode_in_it(translator, tiny_pairs, monkeypatch):
     """As `zhen.translate`: a string, a list or a generator translated inside a `FastDecoder` session the caller has
-    open for the model (in this thread) decodes in that session, where opening a second one would raise."""
+    open for the model (in this thread) decodes in that session, where opening a second one would raise; options only
+    `generate` implements are refused there, with the reason."""
     from zhen.fast_generation import FastDecoder
 
     texts = [en for en, _ in tiny_pairs[:5]]
@@ -194,6 +195,9 @@ def test_calls_inside_a_session_the_caller_has_open_decode_in_it(translator, tin
         assert translator(texts, batch_size=2) == expected
         assert [r[0] for r in translator((text for text in texts), batch_size=2)] == expected
         assert translator(texts) == expected  # the default batch size, from the open session's weights
+        for inputs in (texts[0], texts):  # `generate` there would multiply by the session's copies: refused
+            with pytest.raises(ValueError, match=r"\['repetition_penalty'\] need model.generate, which cannot run"):
+                translator(inputs, repetition_penalty=1.2)
     assert opened == [session]
 
 

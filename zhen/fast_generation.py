@@ -126,6 +126,17 @@ def unsupported_options(model, **generate_kwargs) -> list[str]:
     return sorted(set(found))
 
 
+def refuse_generate_in_open_session(model, **generate_kwargs) -> None:
+    """Raise where this thread has a [`FastDecoder`] session open for `model` and the options `generate_kwargs` need
+    `model.generate`: inside the session its forwards multiply by the session's copies of the weights, not the model's
+    own, so it would not give `generate`'s tokens."""
+    if FastDecoder.open_in_this_thread(model) is not None:
+        raise ValueError(
+            f"{unsupported_options(model, **generate_kwargs)} need model.generate, which cannot run inside the "
+            "FastDecoder session this thread has open for the model; translate outside it."
+        )
+
+
 def generate(model, input_ids, attention_mask=None, **generate_kwargs) -> torch.LongTensor:
     """Translate a batch like `model.generate(input_ids, attention_mask, **generate_kwargs)`; see
     [`FastDecoder.generate`]. With the model's own weights: session copies pay only over several batches (use

@@ -35,7 +35,13 @@ import torch
 from transformers import Pipeline
 from transformers.utils import logging
 
-from .fast_generation import FastDecoder, default_batch_size, session_weights, unsupported_options
+from .fast_generation import (
+    FastDecoder,
+    default_batch_size,
+    refuse_generate_in_open_session,
+    session_weights,
+    unsupported_options,
+)
 from .hardware import decoding_streams, read_ahead_batches
 from .text_checks import check_text
 
@@ -377,6 +383,7 @@ class ZhenTranslationPipeline(Pipeline):
             with contextlib.ExitStack() as own_session:
                 decoder = self._decoding_session() or own_session.enter_context(FastDecoder(self.model))
                 return decoder.generate(**model_inputs, **given).clone()  # a normal tensor: edited in place below
+        refuse_generate_in_open_session(self.model, **given)
         return self.model.generate(**model_inputs, **generate_kwargs)
 
     def _empty_translation(self, forced_bos: int) -> torch.LongTensor:

@@ -17,7 +17,13 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from transformers.utils import logging
 
 from . import hardware
-from .fast_generation import FastDecoder, default_batch_size, session_weights, unsupported_options
+from .fast_generation import (
+    FastDecoder,
+    default_batch_size,
+    refuse_generate_in_open_session,
+    session_weights,
+    unsupported_options,
+)
 from .layer_steps import submodules
 from .modeling_zhen import ZhenForConditionalGeneration
 from .pipeline_zhen import default_max_new_tokens, max_new_tokens_limit
@@ -274,11 +280,8 @@ def translate(
     def translate_batch(batch: list[int]) -> list[str]:
         return _generate(model, tokenizer, inputs(batch))
 
-    if open_session is not None and not fast:
-        raise ValueError(
-            f"{unsupported_options(model, **generate_kwargs)} need model.generate, which cannot run inside the "
-            "FastDecoder session this thread has open for the model; translate outside it."
-        )
+    if not fast:
+        refuse_generate_in_open_session(model, **generate_kwargs)
     # A model in training (a validation pass) will change: its session copies of the weights are not kept.
     own_session = FastDecoder(model, keep_copies=not was_training) if fast and not open_session else None
     session = contextlib.nullcontext(open_session) if own_session is None else own_session
