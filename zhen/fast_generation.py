@@ -882,6 +882,13 @@ def session_weights(model) -> str:
     return "plain" if machine.float32_packer() is None else "packed"
 
 
+def decoding_weights(model) -> str:
+    """The session weights a call on `model` decodes with: those of the session this thread has open for it (which the
+    call decodes in), else [`session_weights`]'s."""
+    session = FastDecoder.open_in_this_thread(model)
+    return session.weights if session is not None else session_weights(model)
+
+
 def default_batch_size(weights: str, texts: int, streams: int, num_beams: int, device="cpu") -> int:
     """Texts per batch for `texts` texts decoded in `streams` streams by a session of `weights` ([`session_weights`])
     on `device`: `DEFAULT_BATCH_SIZE`; for greedy search in a float32 or bf16 session on a CPU (`"packed"`, `"bf16"`),

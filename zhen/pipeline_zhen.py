@@ -37,9 +37,9 @@ from transformers.utils import logging
 
 from .fast_generation import (
     FastDecoder,
+    decoding_weights,
     default_batch_size,
     refuse_generate_in_open_session,
-    session_weights,
     unsupported_options,
 )
 from .hardware import decoding_streams, read_ahead_batches
@@ -176,8 +176,7 @@ class ZhenTranslationPipeline(Pipeline):
             texts = len(inputs) if isinstance(inputs, list) else sys.maxsize
             beams = options.get("num_beams") or self.model.generation_config.num_beams or 1
             streams = decoding_streams(self.device)
-            caller_session = FastDecoder.open_in_this_thread(self.model)
-            weights = caller_session.weights if caller_session is not None else session_weights(self.model)
+            weights = decoding_weights(self.model)
             kwargs["batch_size"] = default_batch_size(weights, texts, streams, beams, self.device)
         if _is_lazy(inputs) and fast:
             return self._translate_lazily(inputs, **kwargs)

@@ -19,9 +19,9 @@ from transformers.utils import logging
 from . import hardware
 from .fast_generation import (
     FastDecoder,
+    decoding_weights,
     default_batch_size,
     refuse_generate_in_open_session,
-    session_weights,
     unsupported_options,
 )
 from .layer_steps import submodules
@@ -260,7 +260,7 @@ def translate(
     if batch_size is None and not fast:
         batch_size = DEFAULT_BATCH_SIZE
     elif batch_size is None:
-        weights = open_session.weights if open_session is not None else session_weights(model)
+        weights = decoding_weights(model)
         beams = generate_kwargs.get("num_beams") or model.generation_config.num_beams or 1
         batch_size = default_batch_size(weights, len(todo), streams, beams, model.device)
     order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
