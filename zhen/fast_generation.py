@@ -316,9 +316,7 @@ class FastDecoder:
         """`function(batch)` for each of `batches`, in order, where `function` decodes with this session
         (`self.generate`), in `streams` threads, no more than there are batches ([`in_streams`]). Each thread keeps its
         own memory (its own caches); outputs are those of one stream with the same number of threads."""
-        few = isinstance(batches, Sized) and len(batches) <= SCRIPT_AT_ONCE_BATCHES_PER_STREAM * streams
-        if streams > 1 and not few:
-            _SCRIPTING[self.model] = math.inf  # batches side by side: compiled programs let go of the GIL
+        self.script_if_side_by_side(batches, streams)
         return in_streams(function, batches, streams)
 
     def swap_in_session_modules(self):
@@ -527,10 +525,15 @@ class FastDecoder:
         """`self.generate(**batch)` for each of `batches` (dicts of its arguments), in order, in `streams` threads
         ([`zhen.pooled_tails.generate_batches`]): greedy search decodes the tails of several batches of a stream
         together."""
+        self.script_if_side_by_side(batches, streams)
+        return generate_batches(self, batches, streams)
+
+    def script_if_side_by_side(self, batches: Iterable, streams: int) -> None:
+        """Compile the model's layers' programs from now on where `streams` streams decode more than
+        `SCRIPT_AT_ONCE_BATCHES_PER_STREAM` batches each side by side: compiled programs let go of the GIL."""
         few = isinstance(batches, Sized) and len(batches) <= SCRIPT_AT_ONCE_BATCHES_PER_STREAM * streams
         if streams > 1 and not few:
-            _SCRIPTING[self.model] = math.inf  # batches side by side: compiled programs let go of the GIL
-        return generate_batches(self, batches, streams)
+            _SCRIPTING[self.model] = math.inf
 
     def tail_pool(self) -> "TailPool | None":
         """This thread's pool for the tails of its greedy batches in this session, empty, its memory kept from call to
