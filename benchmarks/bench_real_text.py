@@ -62,7 +62,7 @@ def main(argv=None):
     from transformers.utils import logging
 
     logging.set_verbosity_error()
-    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast, fast_generation
+    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast, fast_generation, search
     from zhen.data import load_parallel
     from zhen.evaluation import parallel_columns
 
@@ -86,7 +86,7 @@ def main(argv=None):
     session = fast_generation.FastDecoder(model).__enter__()  # held for the whole run, as zhen.translate holds it
 
     def zhen(batch, drop_share, **kwargs):
-        fast_generation.DROP_FINISHED_SHARE = drop_share
+        search.DROP_FINISHED_SHARE = drop_share
         return session.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
 
     def count_decoder_rows(module, args, kwargs):
@@ -97,7 +97,7 @@ def main(argv=None):
         m.get_decoder().register_forward_pre_hook(count_decoder_rows, with_kwargs=True)
         return lambda batch, **kwargs: m.generate(**batch, **kwargs)
 
-    default_share = fast_generation.DROP_FINISHED_SHARE
+    default_share = search.DROP_FINISHED_SHARE
     systems = {
         "generate-bf16": with_generate(model_bf16),
         "generate-fp32": with_generate(model_fp32),

@@ -18,8 +18,9 @@ from zhen.draft_decoding import (
     int8_draft,
     tree_origins,
 )
-from zhen.fast_generation import DecoderSteps, FastDecoder, Workspace, beam_search, greedy_search
+from zhen.fast_generation import DecoderSteps, FastDecoder, Workspace
 from zhen.quantization import DynamicInt8Linear, is_quantized
+from zhen.search import beam_search, greedy_search
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5

@@ -15,9 +15,8 @@ import weakref
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware, layer_steps
+from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware, layer_steps, search
 from zhen.fast_generation import (
-    BeamSearch,
     Bf16Linear,
     Bf16ReluMLP,
     DecoderSteps,
@@ -26,15 +25,13 @@ from zhen.fast_generation import (
     PackedLinear,
     StaticDecodingCache,
     Workspace,
-    argmax,
     generate,
     row_index,
     session_weights,
-    top_continuations,
-    topk,
     unsupported_options,
 )
 from zhen.packing import pack_sources, unpack
+from zhen.search import BeamSearch, argmax, top_continuations, topk
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
@@ -261,7 +258,7 @@ def test_position_table_overflow_raises_clear_error():
 def test_argmax_and_topk_equal_torch():
     torch.manual_seed(0)
     for width in (300, 1000, 16000, 16003):
-        for rows in (1, fast_generation.FEW_ROWS_ARGMAX + 1, 37):  # PyTorch's own argmax, then the chunks'
+        for rows in (1, search.FEW_ROWS_ARGMAX + 1, 37):  # PyTorch's own argmax, then the chunks'
             scores = torch.randn(rows, width)
             assert torch.equal(argmax(scores), scores.argmax(-1))
             ties = torch.randint(0, 4, (rows, width)).float()  # many equal maxima: the first one wins

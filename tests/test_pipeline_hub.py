@@ -471,6 +471,8 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
     shipped = {p.name for p in hub_folder.glob("*.py")}
     fast_paths = {
         "fast_generation.py",
+        "search.py",
+        "weight_stamps.py",
         "packing.py",
         "screened_argmax.py",
         "draft_decoding.py",

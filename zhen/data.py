@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import datasets
 import numpy as np
@@ -39,10 +39,7 @@ from .checkpointing import replace_directory, write_json_atomic
 from .text_checks import lone_surrogate
 from .tokenization_zhen import ZhenTokenizerFast
 from .tokenizer_training import train_tokenizer
-
-
-if TYPE_CHECKING:
-    from .training_config import TrainingConfig
+from .training_config import TrainingConfig, named_files
 
 
 logger = logging.getLogger(__name__)
@@ -843,18 +840,6 @@ def load_run_pairs(config: TrainingConfig) -> tuple[datasets.Dataset, dict[str, 
         train, valid = split["train"], {"heldout": split["test"]}
         summary["validation"] = f"{len(valid['heldout'])} pairs held out from the training data"
     return train, valid, summary
-
-
-def named_files(entries: list[str], default: str) -> dict[str, str]:
-    """`{name: path}` of `name=path` or `path` entries; a path is named by its folder (or `default`), a name taken
-    twice gets a suffix (`news`, `news-1`)."""
-    named = {}
-    for entry in entries:
-        name, _, path = entry.rpartition("=") if "=" in entry else (Path(entry).parent.name or default, "", entry)
-        if name in named:
-            name = f"{name}-{len(named)}"
-        named[name] = path
-    return named
 
 
 def load_corpora(files: dict[str, str], load: dict) -> tuple[datasets.Dataset, int]:

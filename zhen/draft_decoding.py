@@ -22,8 +22,9 @@ import weakref
 import torch
 from torch import nn
 
-from . import fast_generation
 from .quantization import quantize_parts
+from .search import BeamSearch, beam_log_probs, forced_token, run_from
+from .weight_stamps import WeightStamp
 
 
 DRAFT_TOKENS = 4  # drafted tokens a pass of the float32 model checks, at first ([`DraftLength`])
@@ -46,11 +47,9 @@ def draft_due(model) -> bool:
     return calls > DRAFT_AFTER or model in _DRAFTS
 
 
-def drafting_pays(model, decoder_weights: int | None = None) -> bool:
-    """Whether `model`'s decoder is large enough that drafting saves more than it costs (`MIN_DECODER_WEIGHTS`);
-    `decoder_weights`: its linears' weights where known ([`zhen.fast_generation.decoder_weights`])."""
-    if decoder_weights is None:
-        decoder_weights = fast_generation.decoder_weights(model)
+def drafting_pays(decoder_weights: int) -> bool:
+    """Whether a decoder of `decoder_weights` weights in its linears ([`zhen.fast_generation.decoder_weights`]) is
+    large enough that drafting saves more than it costs (`MIN_DECODER_WEIGHTS`)."""
     return decoder_weights >= MIN_DECODER_WEIGHTS
 
 
@@ -66,7 +65,7 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
     names = _drafted_linears(model, originals)
     weights = [module.weight for module in names.values()] + [originals.get(id(head), head).weight]
     kept = _DRAFTS.get(model)
-    if kept is not None and fast_generation.WeightStamp.all_match(kept[0], weights):
+    if kept is not None and WeightStamp.all_match(kept[0], weights):
         return kept[1]
     shared = {id(tensor): tensor for tensor in itertools.chain(model.parameters(), model.buffers())}
     for module_id, original in originals.items():
@@ -75,7 +74,7 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
     head_name = next(name for name, module in draft.named_modules() if module is draft.get_output_embeddings())
     quantize_parts(draft, [*names, head_name], onednn_head=False, onednn_batches=False)  # a few rows a step
     draft.draft_length, draft.beam_draft_length = DraftLength(), DraftLength()
-    _DRAFTS[model] = [fast_generation.WeightStamp(weight) for weight in weights], draft
+    _DRAFTS[model] = [WeightStamp(weight) for weight in weights], draft
     return draft
 
 
@@ -118,7 +117,7 @@ class DraftLength:
 
 def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos, min_new_tokens, max_length,
                           draft_length: DraftLength | None = None, batch: int = 1) -> torch.LongTensor:  # fmt: skip
-    """`zhen.fast_generation.greedy_search` of a batch of a few sentences (`batch`), `target`'s steps checking `draft`'s
+    """`zhen.search.greedy_search` of a batch of a few sentences (`batch`), `target`'s steps checking `draft`'s
     tokens (both `DecoderSteps` of the same source), as many a check as `draft_length` says (a new [`DraftLength`] by
     default). The sentences go in step: a check keeps the drafted tokens that the model's own choices confirm in every
     unfinished sentence, then the model's next ones. A forced token costs no step (the next pass computes its
@@ -133,7 +132,7 @@ def drafted_greedy_search(target, draft, eos, pad, start, forced_bos, forced_eos
     length = 1
     checked = drafted = 0  # positions whose keys and values the target's / the draft's cache holds
     while length < max_length:
-        forced = fast_generation._forced_token(length, max_length, forced_bos, forced_eos)
+        forced = forced_token(length, max_length, forced_bos, forced_eos)
         banned = eos if eos is not None and length - 1 < min_new_tokens else None
         room = max_length - 1 - length - (forced_eos is not None)
         tokens = sequences[:, :length]
@@ -175,7 +174,7 @@ def _confirmed(guesses: list[int], chosen: list[int]) -> int:
 def drafted_beam_search(target, draft, num_beams: int, length_penalty: float, early_stopping: bool | str,
                         num_return_sequences: int, eos, pad, start, forced_bos, forced_eos, min_new_tokens,
                         max_length, draft_length: DraftLength | None = None) -> torch.LongTensor:  # fmt: skip
-    """`zhen.fast_generation.beam_search` of a batch of one sentence, `target`'s steps checking a tree of `draft`'s
+    """`zhen.search.beam_search` of a batch of one sentence, `target`'s steps checking a tree of `draft`'s
     beams (both `DecoderSteps` of the same source with `num_beams` beams). From the search's beams, the draft runs
     `draft_length.tokens` steps of the same beam search on its own log-probabilities; the model computes the tree of
     its beams in one pass (level `j`'s `num_beams` nodes at the position after the search's, [`tree_origins`]) and
@@ -183,20 +182,20 @@ def drafted_beam_search(target, draft, num_beams: int, length_penalty: float, ea
     beams' shared first steps are both models' in one row. Returns what `beam_search` returns."""
     draft_length = draft_length or DraftLength()
     K = num_beams
-    search = fast_generation.BeamSearch(target.device, 1, K, length_penalty, early_stopping, eos, pad, start,
+    search = BeamSearch(target.device, 1, K, length_penalty, early_stopping, eos, pad, start,
                                         max_length)  # fmt: skip
     processors = dict(max_length=max_length, eos=eos, forced_bos=forced_bos, forced_eos=forced_eos,
                       min_new_tokens=min_new_tokens)  # fmt: skip
-    first_choice = 2 if fast_generation._forced_token(1, max_length, forced_bos, forced_eos) is not None else 1
+    first_choice = 2 if forced_token(1, max_length, forced_bos, forced_eos) is not None else 1
     for steps in (target, draft):
         steps.one_row_per_sentence()
     for cur_len in range(1, first_choice + 1):
         hidden_states = None  # a forced first token's position goes with the next pass
         if cur_len == first_choice:
             prefix = search.running[0, 0, :cur_len]
-            fast_generation.run_from(draft, prefix, 0)
-            hidden_states = fast_generation.run_from(target, prefix, 0)[-1:]
-        rows = search.choose(fast_generation.beam_log_probs(target, hidden_states, cur_len, **processors), cur_len)
+            run_from(draft, prefix, 0)
+            hidden_states = run_from(target, prefix, 0)[-1:]
+        rows = search.choose(beam_log_probs(target, hidden_states, cur_len, **processors), cur_len)
         if rows is None:
             return search.sequences(num_return_sequences)
     for steps in (target, draft):
@@ -230,7 +229,7 @@ def search_tree(target, search, logits, parents, tokens, cur_len: int, processor
     slots = torch.arange(K, device=logits.device)  # the tree node of each beam of the search, in its level
     for level in range(len(tokens) + 1):
         beams_logits = logits.index_select(0, level * K + slots)  # row i: the node of the search's beam i
-        log_probs = fast_generation.beam_log_probs(target, None, cur_len + level, logits=beams_logits, **processors)
+        log_probs = beam_log_probs(target, None, cur_len + level, logits=beams_logits, **processors)
         rows = search.choose(log_probs, cur_len + level)
         if rows is None:
             return None
@@ -260,7 +259,7 @@ def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: d
     for level in range(levels):
         if level:
             hidden_states = draft.step(drafted[-1], cur_len - 1 + level)
-        log_probs = fast_generation.beam_log_probs(draft, hidden_states, cur_len + level, **processors)
+        log_probs = beam_log_probs(draft, hidden_states, cur_len + level, **processors)
         rows = search.choose(log_probs, cur_len + level)
         if rows is None:  # the draft's search is over: the model's would most likely stop here too
             break
@@ -310,6 +309,6 @@ def draft_next(draft, tokens: torch.LongTensor, drafted: int, count: int, eos: i
 
 def last_states(steps, tokens: torch.LongTensor, position: int, count: int) -> torch.Tensor:
     """The hidden states of the last `count` positions of each row of `tokens` `(rows, length)`, the decoder's cache
-    holding those before `position` ([`zhen.fast_generation.run_from`]): `(rows * count, d_model)`, row after row."""
-    hidden_states = fast_generation.run_from(steps, tokens, position)
+    holding those before `position` ([`zhen.search.run_from`]): `(rows * count, d_model)`, row after row."""
+    hidden_states = run_from(steps, tokens, position)
     return hidden_states.view(len(tokens), -1, *hidden_states.shape[1:])[:, -count:].flatten(0, 1)

@@ -7,7 +7,7 @@ with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e
 `ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,mkl_few_rows=off,fbgemm=off,glibc_malloc=off,`
 `onednn_int8=off,amx_int8=off,int8_full_range=off` (one variable, the fields separated by commas).
 
-`zhen-env` prints what zhen found on this machine and what it does there ([`report`]).
+`zhen-env` prints what zhen found on this machine and what it does there (`zhen.commands.env.report`).
 
 ```python
 >>> from zhen import hardware
@@ -28,8 +28,6 @@ import warnings
 from collections.abc import Callable
 
 import torch
-
-from .screened_argmax import screen_works
 
 
 CPU_BF16 = ("native", "emulated")
@@ -294,7 +292,7 @@ _forced: list[dict] = []
 
 def current() -> Hardware:
     """The machine zhen plans for: [`detected`], with `ZHEN_HARDWARE` and any [`forced`] values applied."""
-    values = {**_from_environment(), **{k: v for layer in _forced for k, v in layer.items()}}
+    values = {**environment_overrides(), **{k: v for layer in _forced for k, v in layer.items()}}
     return dataclasses.replace(detected(), **values) if values else detected()
 
 
@@ -309,7 +307,8 @@ def forced(**values):
         _forced.remove(values)
 
 
-def _from_environment() -> dict:
+def environment_overrides() -> dict:
+    """The [`Hardware`] values `ZHEN_HARDWARE` forces (`cpu_bf16=emulated,fbgemm=off`), checked."""
     text = os.environ.get("ZHEN_HARDWARE", "").strip()
     if not text:
         return {}
@@ -441,55 +440,6 @@ def autocast_dtype(device: torch.device | str) -> torch.dtype | None:
     return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
 
 
-def report() -> str:
-    """What zhen found on this machine and what it does there, in words (what `zhen-env` prints)."""
-    machine, cpu = current(), _cpu_name()
-    on_cpu = not machine.cuda
-    float32_packed = machine.cpu_bf16 != "native" and machine.float32_packer() is not None
-    screened = float32_packed and screen_works()
-    lines = [
-        f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
-        f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if _from_environment() else ""),
-        f"zhen-train --mixed-precision auto trains in: {training_precision('auto', on_cpu=on_cpu)}, through "
-        + ("packed batches and the fused loss" if packing_pays("cpu" if on_cpu else "cuda") else
-           "the plain model (on a GPU it launches fewer kernels than the packed path)"),
-        "zhen.translate and the pipeline decode with: "
-        + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
-           if machine.cpu_bf16 == "native" else
-           "float32 weights packed for oneDNN" if machine.float32_packer() == "onednn" else
-           "float32 weights packed for MKL" if machine.float32_packer() == "mkl" else "the float32 weights as they are")
-        + " on the CPU, the decoder's layers as one program, compiled by TorchScript once a model has decoded for a"
-        " second (zhen.layer_steps)"
-        + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else "")
-        + _drafted_searches(machine, float32_packed)
-        + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
-           "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
-        f"zhen.translate and the pipeline decode {decoding_streams('cpu')} batch(es) at once on the CPU (decoding "
-        "streams)",
-        "int8 (--int8, zhen.quantization) multiplies with "
-        + ("FBGEMM's int8 kernels, batches of many rows (the LM head's from 16) with oneDNN's in AMX tiles"
-           if machine.onednn_int8 == "on" and machine.amx_int8 == "on" else
-           "FBGEMM's int8 kernels, the LM head's of 24 rows or more with oneDNN's" if machine.onednn_int8 == "on" else
-           "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels")
-        + (", activations quantized to 8 bits (the kernels sum them exactly)" if machine.int8_full_range == "on" else
-           ", activations quantized to 7 bits (the kernels add pairs of products in int16)"),
-    ]  # fmt: skip
-    return "\n".join(lines)
-
-
-def _drafted_searches(machine: Hardware, float32_packed: bool) -> str:
-    """`report`'s words for the searches `zhen.draft_decoding` drafts by default in this machine's CPU session."""
-    if machine.fbgemm != "on" or not (float32_packed or machine.cpu_bf16 == "native"):
-        return ""
-    from .draft_decoding import MAX_DRAFTED_SENTENCES  # here: it imports the decoding, which imports this module
-
-    beams = " and one text's beam search" if float32_packed else ""
-    return (
-        f", greedy search of 1 to {MAX_DRAFTED_SENTENCES} texts{beams} on a large decoder drafted by an int8 copy"
-        " (zhen.draft_decoding)"
-    )
-
-
 def _cpu_vendor() -> str:
     """The CPU's vendor string (`GenuineIntel`, `AuthenticAMD`), or "" where /proc/cpuinfo does not say."""
     return _cpuinfo_field("vendor_id")
@@ -506,19 +456,21 @@ def _cpuinfo_field(name: str) -> str:
     return ""
 
 
-def _cpu_name() -> str:
+def cpu_name() -> str:
+    """The CPU's model name, as /proc/cpuinfo or the platform gives it."""
     return _cpuinfo_field("model name") or platform.processor() or platform.machine()
 
 
 __all__ = [
     "Hardware",
     "autocast_dtype",
+    "cpu_name",
     "current",
     "detected",
     "emulates_bf16",
+    "environment_overrides",
     "forced",
     "keep_freed_memory",
-    "report",
     "training_attention_kernel",
     "training_precision",
 ]

@@ -7,9 +7,9 @@ A complete folder loads like any Hub model where zhen is not installed:
   `translation` pipeline), `generation_config.json` and `model.safetensors`;
 - `tokenizer.json` and `tokenizer_config.json` with `auto_map` (AutoTokenizer);
 - the code those maps name: `configuration_zhen.py`, `modeling_zhen.py`, `tokenization_zhen.py`, `pipeline_zhen.py`
-  and what the pipeline translates with, `fast_generation.py`, `layer_steps.py`, `packing.py`,
-  `screened_argmax.py`, `draft_decoding.py`, `pooled_tails.py`, `quantization.py`, `hardware.py` and
-  `text_checks.py`;
+  and what the pipeline translates with, `fast_generation.py`, `search.py`, `layer_steps.py`, `packing.py`,
+  `screened_argmax.py`, `draft_decoding.py`, `pooled_tails.py`, `weight_stamps.py`, `quantization.py`,
+  `hardware.py` and `text_checks.py` (`zhen.modeling_zhen.CODE_FILES`);
 - a model card, `README.md`.
 
 [`save_for_hub`] writes one from a model and tokenizer, [`make_hub_ready`] completes a folder written by
@@ -27,25 +27,11 @@ from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 from transformers import AutoModelForSeq2SeqLM, GenerationConfig
 from transformers.pipelines import PIPELINE_REGISTRY
 
-from . import (
-    configuration_zhen,
-    draft_decoding,
-    fast_generation,
-    hardware,
-    layer_steps,
-    modeling_zhen,
-    packing,
-    pipeline_zhen,
-    quantization,
-    screened_argmax,
-    tokenization_zhen,
-)
+from . import configuration_zhen, modeling_zhen, pipeline_zhen
 from .checkpointing import replace_directory, write_json_atomic
 from .pipeline_zhen import DEFAULT_MAX_LENGTH_OFFSET, DEFAULT_MAX_LENGTH_RATIO, ZhenTranslationPipeline
 
 
-CODE_MODULES = (configuration_zhen, modeling_zhen, tokenization_zhen, pipeline_zhen, fast_generation, layer_steps,
-                packing, screened_argmax, draft_decoding, quantization, hardware)  # fmt: skip
 REQUIRED_FILES = (
     "config.json",
     "generation_config.json",
@@ -53,7 +39,7 @@ REQUIRED_FILES = (
     "tokenizer.json",
     "tokenizer_config.json",
     "README.md",
-    *(Path(module.__file__).name for module in CODE_MODULES),
+    *modeling_zhen.CODE_FILES,
 )
 MODEL_AUTO_CLASSES = ("AutoConfig", "AutoModel", "AutoModelForSeq2SeqLM")
 
@@ -159,8 +145,8 @@ def make_hub_ready(
     if (folder / "generation_config.json").is_file():
         saved = GenerationConfig.from_pretrained(folder)
     translation_generation_config(config, saved).save_pretrained(folder)
-    for module in CODE_MODULES:
-        shutil.copyfile(module.__file__, folder / Path(module.__file__).name)
+    for name in modeling_zhen.CODE_FILES:
+        shutil.copyfile(Path(modeling_zhen.__file__).with_name(name), folder / name)
     if model_card is not None or metrics is not None or extra_sections or not (folder / "README.md").is_file():
         card = model_card or render_model_card(config, metrics, repo_id, extra_sections)
         (folder / "README.md").write_text(card, encoding="utf-8")

@@ -518,7 +518,7 @@ def _greedy_search(step: _DecoderSteps, batch: int, start, eos, pad, forced_bos,
 def _beam_search(step: _DecoderSteps, batch: int, num_beams: int, length_penalty: float, early_stopping,
                  start, eos, pad, forced_bos, max_length) -> np.ndarray:  # fmt: skip
     """Transformers' vectorised beam search (`GenerationMixin._beam_search`), step for step, as
-    `zhen.fast_generation.beam_search` does it in PyTorch: keep the top `2 * num_beams` continuations, continue the
+    `zhen.search.beam_search` does it in PyTorch: keep the top `2 * num_beams` continuations, continue the
     best `num_beams` unfinished ones, move finished ones into a `num_beams`-slot set scored by
     `log p / length**length_penalty`, and stop by the same heuristic."""
     B, K = batch, num_beams

@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sized
-from typing import TYPE_CHECKING
 
 import torch
 import torch.nn.functional as F
 
+from .search import worth_dropping
 
-if TYPE_CHECKING:
-    from .fast_generation import DecoderSteps, FastDecoder
 
 TAIL_SHARE = 0.25  # a batch's rows under this share of its rows are its tail
 POOLED_BATCHES = 1  # the pool decodes its tails once they have as many rows as this many batches
@@ -38,7 +36,7 @@ class Parked:
     `steps`, each row's output `(sequences, row)` and its last allowed length (`limits`), and the next step's length
     `cur_len` (the cache holds `cur_len - 1` positions)."""
 
-    def __init__(self, steps: DecoderSteps, owners: list[tuple[torch.Tensor, int]], limits: torch.Tensor,
+    def __init__(self, steps, owners: list[tuple[torch.Tensor, int]], limits: torch.Tensor,
                  cur_len: int, slot: int):  # fmt: skip
         self.steps, self.owners, self.limits, self.cur_len, self.slot = steps, owners, limits, cur_len, slot
 
@@ -86,7 +84,7 @@ class TailPool:
         tail = self.tail_rows if self.tail_rows is not None else max(1, int(TAIL_SHARE * rows))
         return running < tail and cur_len + 1 < max_length and cur_len >= min_new_tokens
 
-    def park(self, steps: DecoderSteps, sequences: torch.Tensor, active: torch.Tensor, cur_len: int,
+    def park(self, steps, sequences: torch.Tensor, active: torch.Tensor, cur_len: int,
              max_length: int):  # fmt: skip
         """Take the rows `active` of `sequences` (all unfinished; `steps` runs exactly them) out of their batch after
         step `cur_len`: the cache holds `cur_len` positions."""
@@ -98,14 +96,14 @@ class TailPool:
         parked = Parked(self.joined([steps], cur_len, slot), owners, limits, cur_len + 1, slot)
         self.parked.append(parked)
 
-    def slot(self, steps: DecoderSteps) -> int:
+    def slot(self, steps) -> int:
         """A parked group's memory: a workspace of the pool's, of the kind `steps` keeps its memory in."""
         if self.free:
             return self.free.pop()
         self.workspaces.append(type(steps.cache.workspace)())
         return len(self.workspaces) - 1
 
-    def joined(self, groups: list[DecoderSteps], length: int, slot: int) -> DecoderSteps:
+    def joined(self, groups: list, length: int, slot: int):
         """One batch of the rows of `groups` (decoder steps whose rows all run, each with `length` positions in its
         cache), in the memory of `slot`: sources padded to the longest, each row's history copied."""
         first = groups[0]
@@ -167,8 +165,6 @@ class TailPool:
     def decode_from(self, group: Parked):
         """Greedy steps of `group` until its rows finish, or reach the step where other groups are parked (then it
         joins them). The tokens go to the rows' outputs whenever the rows change ([`write`])."""
-        from .fast_generation import _worth_dropping as worth_dropping
-
         steps, owners, limits, cur_len = group.steps, group.owners, group.limits, group.cur_len
         tokens = torch.stack([sequences[row, cur_len - 1] for sequences, row in owners])
         unfinished = torch.ones(len(owners), dtype=torch.bool, device=steps.device)
@@ -231,7 +227,7 @@ class TailPool:
         ]
 
 
-def generate_batches(session: FastDecoder, batches: Iterable[dict], streams: int = 1) -> Iterator[torch.Tensor]:
+def generate_batches(session, batches: Iterable[dict], streams: int = 1) -> Iterator[torch.Tensor]:
     """`session.generate(**batch)` for each of `batches`, in order, in `streams` threads taking the batches in turn
     (each with its share of PyTorch's threads, as [`zhen.fast_generation.in_streams`]); each thread's greedy batches
     park their tails in a [`TailPool`] of its own, decoded together once they would fill a batch or the batches run
@@ -251,7 +247,7 @@ def generate_batches(session: FastDecoder, batches: Iterable[dict], streams: int
     yield from _in_threads(session, source, streams, total)
 
 
-def _decode_stream(session: FastDecoder, source: Iterator, stop: threading.Event | None = None,
+def _decode_stream(session, source: Iterator, stop: threading.Event | None = None,
                    closing: Callable[[], bool] | None = None) -> Iterator[list]:  # fmt: skip
     """Decode `source`'s `(index, batch)` in this thread; yields lists of `(index, output)` as they are final, in
     the order taken. Once `closing()` says so, the pool is decoded and the batches taken after decode alone."""
@@ -279,7 +275,7 @@ def _finished(pool: TailPool | None, waiting: list) -> list:
     return [(index, cut.get(id(output), output)) for index, output in waiting]
 
 
-def _in_threads(session: FastDecoder, source: Iterator, streams: int, total: int | None) -> Iterator[torch.Tensor]:
+def _in_threads(session, source: Iterator, streams: int, total: int | None) -> Iterator[torch.Tensor]:
     """[`_decode_stream`] in `streams` threads taking `source`'s `total` batches (None: unknown) in turn; the outputs
     in index order."""
     threads = max(1, torch.get_num_threads() // streams)

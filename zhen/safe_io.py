@@ -25,13 +25,6 @@ CT2_FILES = frozenset(
     {"model.bin", "config.json", "shared_vocabulary.json", "shared_vocabulary.txt", "source_vocabulary.json",
      "source_vocabulary.txt", "target_vocabulary.json", "target_vocabulary.txt", "vocabulary.json", "vocabulary.txt"}
 )  # fmt: skip
-ZHEN_CHECKPOINT_FILES = frozenset(
-    {"config.json", "generation_config.json", "model.safetensors", "README.md", "configuration_zhen.py",
-     "modeling_zhen.py", "pipeline_zhen.py", "fast_generation.py", "layer_steps.py", "packing.py", "hardware.py",
-     "screened_argmax.py", "draft_decoding.py", "pooled_tails.py", "quantization.py", "text_checks.py",
-     "training_args.bin",
-     "eval_results.json", "all_results.json", "train_results.json", "training_config.json", "training_curve.png"}
-) | TOKENIZER_FILES  # fmt: skip
 
 
 class UnsafeOutputError(ValueError):

@@ -33,14 +33,14 @@ from .checkpointing import (
     write_json_atomic,
 )
 from .configuration_zhen import ZhenConfig
-from .data import TrainingData, named_files, prepare_data, simplify_chinese
+from .data import TrainingData, prepare_data, simplify_chinese
 from .evaluation import score
 from .fast_generation import forget_session_copies
 from .fast_training import FastTraining, round_up
 from .hub import export_checkpoint, generation_config_for, push_to_hub
 from .modeling_zhen import ZhenForConditionalGeneration, shift_tokens_right
 from .run_guard import OutputDirLock, check_earlier_run, ensure_writable_dir, is_main_process
-from .training_config import TrainingConfig, check_resumed_config, read_recorded_config
+from .training_config import TrainingConfig, check_resumed_config, named_files, read_recorded_config
 from .translation import translate
 from .visualization import plot_training_curves
 

@@ -218,8 +218,6 @@ class TrainingConfig:
             raise ValueError(
                 f"train_weights {self.train_weights} weigh training files against each other; give train_files."
             )
-        from .data import named_files
-
         names = sorted(named_files(self.train_files, "train"))
         for name, weight in self.train_weights.items():
             if name not in names:
@@ -234,8 +232,6 @@ class TrainingConfig:
 
     def corpus_weights(self) -> list[float]:
         """The sampling weight of each training file, in the order of `train_files`."""
-        from .data import named_files
-
         return [self.train_weights.get(name, 1.0) for name in named_files(self.train_files or [], "train")]
 
     def _check_model_overrides(self):
@@ -291,6 +287,18 @@ class TrainingConfig:
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(TrainingConfig)}
+
+
+def named_files(entries: list[str], default: str) -> dict[str, str]:
+    """`{name: path}` of `name=path` or `path` entries; a path is named by its folder (or `default`), a name taken
+    twice gets a suffix (`news`, `news-1`)."""
+    named = {}
+    for entry in entries:
+        name, _, path = entry.rpartition("=") if "=" in entry else (Path(entry).parent.name or default, "", entry)
+        if name in named:
+            name = f"{name}-{len(named)}"
+        named[name] = path
+    return named
 
 
 def _positive(value) -> bool:

@@ -20,8 +20,9 @@ existing one is replaced only with `--overwrite`, and only when it holds a zhen 
 import json
 
 from ..finetuning import DEFAULT_MAX_LENGTH, finetune
+from ..modeling_zhen import CODE_FILES
 from ..safe_io import (
-    ZHEN_CHECKPOINT_FILES,
+    TOKENIZER_FILES,
     atomic_directory,
     check_output_folder,
     check_replaceable_folder,
@@ -38,6 +39,14 @@ from ._cli import (
     positive_int,
     probability,
 )
+
+
+# What a fine-tuned checkpoint folder holds, which --overwrite may replace.
+ZHEN_CHECKPOINT_FILES = frozenset(
+    {"config.json", "generation_config.json", "model.safetensors", "README.md", "training_args.bin",
+     "eval_results.json", "all_results.json", "train_results.json", "training_config.json", "training_curve.png",
+     *CODE_FILES}
+) | TOKENIZER_FILES  # fmt: skip
 
 
 def parse_args(argv=None):
