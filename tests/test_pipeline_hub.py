@@ -18,6 +18,7 @@ from transformers.tokenization_utils_base import TruncationStrategy
 from transformers.utils import logging
 
 from zhen import hub, pipeline_zhen
+from zhen.modeling_zhen import CODE_FILES
 from zhen.pipeline_zhen import ReturnType, ZhenTranslationPipeline
 from zhen.translation import translate
 
@@ -486,15 +487,18 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
 def test_make_hub_ready_completes_a_save_pretrained_folder(tiny_checkpoint, tmp_path):
     folder = tmp_path / "plain"
     shutil.copytree(tiny_checkpoint, folder)
-    for name in ("modeling_zhen.py", "pipeline_zhen.py", "README.md"):
-        (folder / name).unlink(missing_ok=True)
+    for path in [*folder.glob("*.py"), folder / "README.md"]:  # a checkpoint saved before some code files existed
+        path.unlink(missing_ok=True)
     config = json.loads((folder / "config.json").read_text())
     del config["custom_pipelines"]
     (folder / "config.json").write_text(json.dumps(config))
-    assert "README.md is missing" in hub.missing_hub_files(folder)
-    assert "config.json has no custom_pipelines entry for 'translation'" in hub.missing_hub_files(folder)
+    missing = hub.missing_hub_files(folder)
+    assert "README.md is missing" in missing
+    assert "config.json has no custom_pipelines entry for 'translation'" in missing
+    assert {f"{name} is missing" for name in CODE_FILES} <= set(missing)
     hub.make_hub_ready(folder, repo_id="me/zhen-tiny")
     assert hub.missing_hub_files(folder) == []
+    assert {path.name for path in folder.glob("*.py")} == set(CODE_FILES)
     assert 'model="me/zhen-tiny"' in (folder / "README.md").read_text()
 
 
