@@ -15,18 +15,23 @@ import weakref
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware, layer_steps, search
+from zhen import (
+    ZhenConfig,
+    ZhenForConditionalGeneration,
+    decoding_cache,
+    fast_generation,
+    hardware,
+    layer_steps,
+    search,
+)
+from zhen.decoding_cache import LineageCache, StaticDecodingCache, Workspace, row_index
 from zhen.fast_generation import (
     Bf16Linear,
     Bf16ReluMLP,
     DecoderSteps,
     FastDecoder,
-    LineageCache,
     PackedLinear,
-    StaticDecodingCache,
-    Workspace,
     generate,
-    row_index,
     session_weights,
     unsupported_options,
 )
@@ -1026,14 +1031,14 @@ def test_attention_over_a_lineage_cache_equals_attention_over_each_rows_copied_h
         parents = torch.randint(0, beams, (sentences * beams,), generator=torch.Generator().manual_seed(2))
         cache.reorder(parents + torch.arange(sentences).repeat_interleave(beams) * beams, length - 1)
     query = torch.randn(cache.rows, 2, 1, 3)
-    fast_generation._DECODING.row_sums = row_sums
+    decoding_cache.DECODING.row_sums = row_sums
     try:
         columns, value_rows = cache.history(length)
         assert (value_rows is not None) == row_sums
         keys, values = cache.keys[0][:, :, :length], cache.values[0][:, :, :length]
         actual = layer_steps.attend_history(query, keys, values, 0.5, columns, value_rows)
     finally:
-        fast_generation._DECODING.row_sums = False
+        decoding_cache.DECODING.row_sums = False
     own_keys, own_values = histories(cache, cache.keys[0], length), histories(cache, cache.values[0], length)
     expected = torch.softmax(query @ own_keys.transpose(-1, -2) * 0.5, -1) @ own_values
     torch.testing.assert_close(actual, expected.transpose(1, 2))
@@ -1069,7 +1074,7 @@ def test_row_sums_equal_the_matmuls_of_attention_over_the_caches_they_fit(querie
     cache = torch.randn(4, 2, 9, 8)  # (rows, heads, positions allocated, head_dim), written up to 5 positions
     source_keys = torch.randn(4, 2, 8, 6)  # (batch, heads, head_dim, source): the source's keys by dimension
     weights, query = torch.randn(4, 2, queries, 5), torch.randn(4, 2, queries, 8)
-    fast_generation._DECODING.row_sums = True
+    decoding_cache.DECODING.row_sums = True
     try:
         for left, table in [(weights, cache[:, :, :5]), (query, source_keys), (weights[:3], cache[:3, :, :5])]:
             rows = row_index(table, queries)
@@ -1077,10 +1082,10 @@ def test_row_sums_equal_the_matmuls_of_attention_over_the_caches_they_fit(querie
             torch.testing.assert_close(layer_steps.multiply(left, table, rows), left @ table)
         assert row_index(cache[:, :, :5].transpose(-1, -2), queries) is None  # rows across positions: not rows
         assert row_index(cache[:, :, :5].double(), queries) is None
-        fast_generation._DECODING.row_sums = False
+        decoding_cache.DECODING.row_sums = False
         assert row_index(cache[:, :, :5], queries) is None
     finally:
-        fast_generation._DECODING.row_sums = False
+        decoding_cache.DECODING.row_sums = False
 
 
 @pytest.mark.parametrize("fbgemm", ["on", "off"])
@@ -1106,9 +1111,9 @@ def test_sessions_attend_by_row_sums_where_the_cpu_has_fbgemm(fbgemm, inline_lay
 
 
 def test_the_row_indices_kept_for_row_sums_stay_few():
-    for length in range(1, 3 * fast_generation.MAX_ROW_INDICES):
-        index, offsets = fast_generation._row_index(4, 2, length, 200, torch.device("cpu"))
-        assert len(fast_generation._ROW_INDEX) <= fast_generation.MAX_ROW_INDICES
+    for length in range(1, 3 * decoding_cache.MAX_ROW_INDICES):
+        index, offsets = decoding_cache._row_index(4, 2, length, 200, torch.device("cpu"))
+        assert len(decoding_cache._ROW_INDEX) <= decoding_cache.MAX_ROW_INDICES
     assert index.view(4, 2, -1)[3, 1].tolist() == list(range(600, 600 + length))
     assert offsets.tolist() == list(range(0, 8 * length, length))
 
@@ -1138,7 +1143,7 @@ def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
                 pack_for(linear, "onednn")
         weights = "plain"
     input_ids, attention_mask = padded_sources()
-    fast_generation._DECODING.row_sums = row_sums
+    decoding_cache.DECODING.row_sums = row_sums
     try:
         with torch.inference_mode(), FastDecoder(model, weights=weights) as decoder:
             ways = {"scripted": (True, True), "python": (True, False), "modules": (False, False)}
@@ -1162,7 +1167,7 @@ def test_the_layers_as_one_program_compute_exactly_what_their_forwards_compute(
                 for run in runs.values():
                     run.reorder((parents + 2 * torch.arange(len(input_ids))[:, None]).view(-1), position + 1)
     finally:
-        fast_generation._DECODING.row_sums = False
+        decoding_cache.DECODING.row_sums = False
 
 
 @pytest.mark.parametrize("position_embedding_type", ["sinusoidal", "learned", "rope"])

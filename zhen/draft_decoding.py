@@ -270,7 +270,7 @@ def draft_beams(draft, search, cur_len: int, levels: int, lagging, processors: d
 
 
 def tree_origins(history: torch.LongTensor, parents: list[torch.LongTensor]) -> torch.LongTensor:
-    """Where each node of a tree of beams finds its history in a [`zhen.fast_generation.LineageCache`]: `history`
+    """Where each node of a tree of beams finds its history in a [`zhen.decoding_cache.LineageCache`]: `history`
     `(beams, position)`, the slots of the beams' histories before the tree; `parents[j]`, the slot in level `j` that
     node `i` of level `j + 1` continues. Returns `(levels * beams, position + levels)`: node `i` of a level in slot
     `i` at its own position (and, past it, where it is not looked at)."""
