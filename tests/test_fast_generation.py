@@ -26,17 +26,15 @@ from zhen import (
 )
 from zhen.decoding_cache import LineageCache, StaticDecodingCache, Workspace, row_index
 from zhen.fast_generation import (
-    Bf16Linear,
-    Bf16ReluMLP,
     DecoderSteps,
     FastDecoder,
-    PackedLinear,
     generate,
     session_weights,
     unsupported_options,
 )
 from zhen.packing import pack_sources, unpack
 from zhen.search import BeamSearch, argmax, top_continuations, topk
+from zhen.session_modules import Bf16Linear, Bf16ReluMLP, PackedLinear
 
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
@@ -897,7 +895,7 @@ def test_bf16_session_fuses_relu_mlps_only_and_decodes_as_without_fusion(activat
         fused = {type(m) for m in model.modules()} >= {Bf16ReluMLP}
         out = decoder.generate(input_ids, attention_mask, **kwargs)
     assert fused == (activation_function == "relu")
-    monkeypatch.setattr(fast_generation, "_is_relu_mlp", lambda module: False)
+    monkeypatch.setattr(fast_generation, "is_relu_mlp", lambda module: False)
     fast_generation.forget_session_copies(model)  # and the swaps kept for its next session, made by the rule before
     with FastDecoder(model, weights="bf16") as decoder:
         assert Bf16ReluMLP not in {type(m) for m in model.modules()}

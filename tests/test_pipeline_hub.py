@@ -472,6 +472,7 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
     shipped = {p.name for p in hub_folder.glob("*.py")}
     fast_paths = {
         "fast_generation.py",
+        "session_modules.py",
         "decoding_cache.py",
         "search.py",
         "weight_stamps.py",

@@ -59,7 +59,7 @@ def test_int8_refuses_a_model_off_the_cpu(tiny_model, tiny_tokenizer):
 
 
 def test_int8_session_linear_is_the_quantized_product_without_the_cast(tiny_model):
-    from zhen.fast_generation import Int8Linear
+    from zhen.session_modules import Int8Linear
 
     quantized = quantize_dynamic(tiny_model)
     linear = quantized.lm_head
@@ -69,8 +69,8 @@ def test_int8_session_linear_is_the_quantized_product_without_the_cast(tiny_mode
 
 
 def test_int8_relu_mlp_fuses_relu_into_the_first_product_exactly(tiny_model):
-    from zhen.fast_generation import Int8ReluMLP
     from zhen.modeling_zhen import ZhenMLP
+    from zhen.session_modules import Int8ReluMLP
 
     mlp = quantize_dynamic(tiny_model).get_decoder().layers[0].mlp
     assert Int8ReluMLP.replaces(mlp) and not Int8ReluMLP.replaces(tiny_model.get_decoder().layers[0].mlp)
@@ -87,7 +87,8 @@ def test_int8_relu_mlp_fuses_relu_into_the_first_product_exactly(tiny_model):
 def test_int8_session_swaps_in_its_linears_and_decodes_as_quantized_generate(
     tiny_model, tiny_pairs, tiny_tokenizer, num_beams
 ):
-    from zhen.fast_generation import FastDecoder, Int8Linear, Int8ReluMLP
+    from zhen.fast_generation import FastDecoder
+    from zhen.session_modules import Int8Linear, Int8ReluMLP
 
     quantized = quantize_dynamic(tiny_model)
     types = [type(m) for m in quantized.modules()]
@@ -188,8 +189,9 @@ def test_a_model_quantized_for_onednn_takes_its_relu_apart_and_decodes_as_its_ge
     `generate`."""
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
-    from zhen.fast_generation import FastDecoder, Int8ReluMLP, relu_fuses
+    from zhen.fast_generation import FastDecoder
     from zhen.quantization import pack_for
+    from zhen.session_modules import Int8ReluMLP, relu_fuses
 
     quantized = quantize_dynamic(tiny_model)
     assert relu_fuses(quantized.get_decoder().layers[0].mlp.fc1)  # FBGEMM's packing fuses it
@@ -267,8 +269,9 @@ def test_an_amx_int8_session_sends_the_same_rows_to_onednn_and_decodes_as_quanti
     """A session's int8 products send the rows the model's own would send to oneDNN, so the two agree; a session
     that never multiplies that many rows never packs for oneDNN (it costs ~10-25 ms a base weight)."""
     from zhen import hardware, quantization
-    from zhen.fast_generation import FastDecoder, Int8Linear
+    from zhen.fast_generation import FastDecoder
     from zhen.quantization import RowDispatchedLinear
+    from zhen.session_modules import Int8Linear
 
     monkeypatch.setattr(quantization, "MANY_ROWS", 16)  # the encoder's rows and the batch's first steps
     monkeypatch.setattr(quantization, "WIDE_WEIGHT", 1)
@@ -330,7 +333,8 @@ def test_a_session_packs_for_onednn_only_the_products_its_rows_reach(
     but not theirs packs the head's weight alone, and one whose steps reach theirs too packs theirs; both decode as
     the model's own `generate`."""
     from zhen import hardware, quantization
-    from zhen.fast_generation import FastDecoder, Int8Linear
+    from zhen.fast_generation import FastDecoder
+    from zhen.session_modules import Int8Linear
 
     monkeypatch.setattr(quantization, "MANY_ROWS", 32)
     monkeypatch.setattr(quantization, "HEAD_MANY_ROWS", 16)
@@ -366,7 +370,8 @@ def test_int8_activations_take_8_bits_where_the_kernels_sum_them_exactly(
     import pickle
 
     from zhen import hardware
-    from zhen.fast_generation import FastDecoder, Int8Linear
+    from zhen.fast_generation import FastDecoder
+    from zhen.session_modules import Int8Linear
 
     with hardware.forced(int8_full_range=full_range):
         quantized = quantize_dynamic(tiny_model)
@@ -391,7 +396,7 @@ def test_int8_activations_take_8_bits_where_the_kernels_sum_them_exactly(
 def test_a_model_quantized_by_pytorch_itself_decodes_with_its_7_bit_activations(tiny_model):
     """A model a user quantized with PyTorch's own `quantize_dynamic` keeps its modules' 7-bit activations in a
     decoding session."""
-    from zhen.fast_generation import Int8Linear
+    from zhen.session_modules import Int8Linear
 
     quantized = torch.ao.quantization.quantize_dynamic(torch.nn.Sequential(tiny_model.lm_head), dtype=torch.qint8)[0]
     x = torch.randn(3, tiny_model.config.d_model)

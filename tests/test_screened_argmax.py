@@ -11,8 +11,9 @@ import pytest
 import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware
-from zhen.fast_generation import FastDecoder, ScreenedHead
+from zhen.fast_generation import FastDecoder
 from zhen.screened_argmax import CHUNK, FEW_ROWS, ScreenedArgmax, screen_works
+from zhen.session_modules import ScreenedHead
 
 
 pytestmark = pytest.mark.skipif(not screen_works(), reason="this PyTorch has no int8 matrix product on the CPU")

@@ -81,7 +81,7 @@ def test_a_worker_packs_float32_weights_as_its_parent_chose(tiny_checkpoint, pac
     """Each process measures which library packs float32 weights faster; a worker takes its parent's choice, so that
     every worker translates as the parent would."""
     from zhen import hardware, translation_workers
-    from zhen.fast_generation import PackedLinear
+    from zhen.session_modules import PackedLinear
 
     if "off" in (hardware.detected().mkl_packing, hardware.detected().onednn_packing):
         pytest.skip("this PyTorch build lacks MKL or oneDNN")

@@ -154,7 +154,7 @@ def pack_for(linear: nn.Module, engine: str) -> nn.Module:
     """Pack the int8 weight of a dynamic quantized `Linear` for `engine`'s kernels (`"onednn"`, `"fbgemm"`): the
     same int8 weight and scales, in the layout of the kernels that multiply by it; `linear.packed_for` names them
     (set on every product `quantize_dynamic` quantizes: decoding fuses ReLU into a product only where it knows
-    the packing takes it; oneDNN's does not dependably, [`zhen.fast_generation.relu_fuses`])."""
+    the packing takes it; oneDNN's does not dependably, [`zhen.session_modules.relu_fuses`])."""
     with packing_for_engine(engine):
         linear.set_weight_bias(*linear._weight_bias())
     linear.packed_for = engine
