@@ -1305,13 +1305,7 @@ def cuda_graphs_work(model) -> bool:
 
 
 __all__ = [
-    "Bf16Linear",
-    "Bf16ReluMLP",
     "FastDecoder",
-    "Int8Linear",
-    "Int8ReluMLP",
-    "PackedLinear",
-    "ScreenedHead",
     "StaticDecoderSteps",
     "cuda_graphs_work",
     "default_batch_size",

@@ -263,3 +263,15 @@ class Bf16ReluMLP(nn.Module):
             return self.fc2(self.fc1(x).relu())
         y = self.fc2.bf16(self.fc1.bf16(x.to(torch.bfloat16), relu=True))
         return y if autocast else y.to(x.dtype)  # under bf16 autocast, bf16 as autocast's products give
+
+
+__all__ = [
+    "Bf16Linear",
+    "Bf16ReluMLP",
+    "INERT",
+    "Int8Linear",
+    "Int8ReluMLP",
+    "PackedLinear",
+    "ScreenedHead",
+    "relu_fuses",
+]
