@@ -62,7 +62,7 @@ def main(argv=None):
     from transformers.utils import logging
 
     logging.set_verbosity_error()
-    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast, fast_generation, search
+    from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast, decoder_steps, fast_generation, search
     from zhen.data import load_parallel
     from zhen.evaluation import parallel_columns
 
@@ -81,7 +81,7 @@ def main(argv=None):
 
         return counting_step
 
-    for steps_class in (fast_generation.DecoderSteps, fast_generation.StaticDecoderSteps):
+    for steps_class in (decoder_steps.DecoderSteps, decoder_steps.StaticDecoderSteps):
         steps_class.step = counting(steps_class.step)
     session = fast_generation.FastDecoder(model).__enter__()  # held for the whole run, as zhen.translate holds it
 

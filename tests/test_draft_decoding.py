@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, draft_decoding, fast_generation, hardware
+from zhen.decoder_steps import DecoderSteps
 from zhen.decoding_cache import Workspace
 from zhen.draft_decoding import (
     MAX_DRAFTED_SENTENCES,
@@ -19,7 +20,7 @@ from zhen.draft_decoding import (
     int8_draft,
     tree_origins,
 )
-from zhen.fast_generation import DecoderSteps, FastDecoder
+from zhen.fast_generation import FastDecoder
 from zhen.quantization import DynamicInt8Linear, is_quantized
 from zhen.search import beam_search, greedy_search
 

@@ -18,15 +18,16 @@ import torch
 from zhen import (
     ZhenConfig,
     ZhenForConditionalGeneration,
+    decoder_steps,
     decoding_cache,
     fast_generation,
     hardware,
     layer_steps,
     search,
 )
+from zhen.decoder_steps import DecoderSteps
 from zhen.decoding_cache import LineageCache, StaticDecodingCache, Workspace, row_index
 from zhen.fast_generation import (
-    DecoderSteps,
     FastDecoder,
     generate,
     session_weights,
@@ -164,13 +165,13 @@ def test_beam_search_runs_its_shared_first_steps_once_per_sentence(forced, monke
     for those steps (two with a forced language code, else one), then every beam, with `generate`'s tokens."""
     model = tiny_model(vocab_size=40)
     input_ids, attention_mask = padded_sources(vocab_size=40)
-    rows, step = [], fast_generation.DecoderSteps.step
+    rows, step = [], DecoderSteps.step
 
     def counting_step(self, tokens, position):
         rows.append(len(tokens))
         return step(self, tokens, position)
 
-    monkeypatch.setattr(fast_generation.DecoderSteps, "step", counting_step)
+    monkeypatch.setattr(DecoderSteps, "step", counting_step)
     for max_new_tokens in (1, 2, 6):
         rows.clear()
         assert_same_as_generate(model, input_ids, attention_mask, num_beams=3, max_new_tokens=max_new_tokens, **forced)
@@ -1092,7 +1093,8 @@ def test_sessions_attend_by_row_sums_where_the_cpu_has_fbgemm(fbgemm, inline_lay
     model = tiny_model(vocab_size=40)
     input_ids, attention_mask = padded_sources(vocab_size=40)
     found = []
-    monkeypatch.setattr(fast_generation, "row_index", lambda *args: found.append(row_index(*args)) or found[-1])
+    for module in (fast_generation, decoder_steps):  # the layers' forwards and their program
+        monkeypatch.setattr(module, "row_index", lambda *args: found.append(row_index(*args)) or found[-1])
     with hardware.forced(fbgemm=fbgemm), FastDecoder(model, weights="plain", inline_layers=inline_layers) as decoder:
         assert decoder.attends_by_row_sums == (fbgemm == "on")
         actual = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, num_beams=3, max_new_tokens=6)
@@ -1174,7 +1176,7 @@ def test_a_step_embeds_its_tokens_as_the_decoder_does(position_embedding_type):
     (a model in training) and embeddings of another kind go through `embed` itself."""
     model = tiny_model(position_embedding_type=position_embedding_type)
     decoder = model.get_decoder()
-    table = fast_generation.step_position_table(decoder)
+    table = decoder_steps.step_position_table(decoder)
     assert (table is None) == (position_embedding_type == "rope")
     input_ids, attention_mask = padded_sources()
     tokens = torch.randint(6, 600, (len(input_ids),), generator=torch.Generator().manual_seed(1))
@@ -1185,10 +1187,10 @@ def test_a_step_embeds_its_tokens_as_the_decoder_does(position_embedding_type):
             if table is not None:
                 assert rotary is None and torch.equal(steps.embed_step(tokens, position), expected)
     model.train()
-    assert fast_generation.step_position_table(decoder) is None
+    assert decoder_steps.step_position_table(decoder) is None
     model.eval()
     decoder.embed_tokens.max_norm = 1.0
-    assert fast_generation.step_position_table(decoder) is None
+    assert decoder_steps.step_position_table(decoder) is None
 
 
 ACTIVATION_KINDS = {"relu": "relu", "gelu": "gelu", "silu": "silu", "swish": "silu", "gelu_new": None}
@@ -1472,23 +1474,23 @@ def test_a_session_runs_the_layers_modules_where_hooks_or_training_need_them():
     model = tiny_model(vocab_size=40)
     input_ids, attention_mask = padded_sources(vocab_size=40)
     kwargs = dict(forced_bos_token_id=ZH, max_new_tokens=6, min_new_tokens=6)
-    assert fast_generation.inline_layers_work(model)
+    assert decoder_steps.inline_layers_work(model)
     with FastDecoder(model) as decoder:
         expected = decoder.generate(input_ids, attention_mask, **kwargs)
     calls = []
     handle = model.get_decoder().layers[1].register_forward_hook(lambda *args: calls.append(1))
-    assert not fast_generation.inline_layers_work(model)
+    assert not decoder_steps.inline_layers_work(model)
     with FastDecoder(model) as decoder:
         assert torch.equal(decoder.generate(input_ids, attention_mask, **kwargs), expected)
     handle.remove()
-    assert len(calls) == 6 and fast_generation.inline_layers_work(model)
+    assert len(calls) == 6 and decoder_steps.inline_layers_work(model)
     handle = torch.nn.modules.module.register_module_forward_pre_hook(lambda *args: None)
     try:
-        assert not fast_generation.inline_layers_work(model)
+        assert not decoder_steps.inline_layers_work(model)
     finally:
         handle.remove()
     model.get_decoder().train()
-    assert not fast_generation.inline_layers_work(model)
+    assert not decoder_steps.inline_layers_work(model)
 
 
 @pytest.mark.parametrize("device,expected", [("cpu", True), ("meta", False)])

@@ -229,7 +229,8 @@ def test_fast_decoder_equals_generate_on_gpu(tmp_path, position_embedding_type, 
 def test_finished_sentences_leave_the_batch_on_gpu(tiny_model, tiny_tokenizer, tiny_pairs, cuda_graphs, monkeypatch):
     """A trained model's translations end at different lengths: rows leave the batch (and graphs are captured again
     for the smaller batch), and every sentence still gets what `generate` gives it."""
-    from zhen.fast_generation import DecoderSteps, FastDecoder
+    from zhen.decoder_steps import DecoderSteps
+    from zhen.fast_generation import FastDecoder
 
     kept, keep = [], DecoderSteps.keep
     monkeypatch.setattr(DecoderSteps, "keep", lambda self, *args: kept.append(1) or keep(self, *args))

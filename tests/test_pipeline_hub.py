@@ -473,6 +473,7 @@ def test_saved_folder_is_a_complete_hub_repository(hub_folder):
     fast_paths = {
         "fast_generation.py",
         "session_modules.py",
+        "decoder_steps.py",
         "decoding_cache.py",
         "search.py",
         "weight_stamps.py",

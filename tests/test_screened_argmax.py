@@ -10,7 +10,7 @@ import textwrap
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration, fast_generation, hardware
+from zhen import ZhenConfig, ZhenForConditionalGeneration, decoder_steps, fast_generation, hardware
 from zhen.fast_generation import FastDecoder
 from zhen.screened_argmax import CHUNK, FEW_ROWS, ScreenedArgmax, screen_works
 from zhen.session_modules import ScreenedHead
@@ -274,7 +274,7 @@ def test_a_batch_stops_screening_after_the_screen_declines(monkeypatch, screen_c
     monkeypatch.setattr("zhen.screened_argmax.MAX_CANDIDATE_BLOCKS", 0)
     with FastDecoder(model, weights="packed") as decoder:
         assert torch.equal(decoder.generate(input_ids, attention_mask, **options), expected)
-        assert screen_calls["declined"] == fast_generation.SCREEN_PATIENCE and screen_calls["answered"] == 0
+        assert screen_calls["declined"] == decoder_steps.SCREEN_PATIENCE and screen_calls["answered"] == 0
 
 
 @pytest.mark.parametrize("edit", ["in-place", "in-place-through-data", "new-parameter"])

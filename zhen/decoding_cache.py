@@ -7,7 +7,7 @@ interface), preallocated for the whole output and written in place.
   `generate` gathers the whole cache every step). The source's cross-attention keys and values are held once per
   sentence, not per beam.
 - [`StaticDecodingCache`]: a row's history in its own row, the shapes a CUDA graph replays
-  (`zhen.fast_generation.StaticDecoderSteps`).
+  (`zhen.decoder_steps.StaticDecoderSteps`).
 - [`Workspace`]: the memory a session's caches keep from batch to batch (fresh memory costs a page fault per page on
   first touch).
 - [`row_index`]: where attention's float32 products over a cache are FBGEMM's weighted sums of its rows
@@ -59,7 +59,7 @@ class StaticDecodingCache:
     `self_attention_cache.update(key, value, layer)` writes the step's keys/values in place at `position` and returns
     the history so far; `cross_attention_cache.layers[layer].keys/values` hold the source's, once per sentence. The
     self-attention caches are `(rows, heads, max_length, head_dim)`, a row's history in its own row: what static
-    shapes need (`zhen.fast_generation.StaticDecoderSteps`); [`LineageCache`] is the one other steps use."""
+    shapes need (`zhen.decoder_steps.StaticDecoderSteps`); [`LineageCache`] is the one other steps use."""
 
     def __init__(self, source_keys_values: list[tuple[torch.Tensor, torch.Tensor]], dtype: torch.dtype,
                  workspace: "Workspace | None" = None):  # fmt: skip
@@ -79,7 +79,7 @@ class StaticDecodingCache:
         self.keys: list[torch.Tensor | None] = [None] * len(self.layers)
         self.values: list[torch.Tensor | None] = [None] * len(self.layers)
         self.position = 0
-        # Static shapes (`zhen.fast_generation.StaticDecoderSteps`): the step writes at the position this tensor holds
+        # Static shapes (`zhen.decoder_steps.StaticDecoderSteps`): the step writes at the position this tensor holds
         # and attends over the whole cache, masked; the cache is zeroed (a masked score of garbage could be NaN) and
         # never reallocated.
         self.write_position: torch.Tensor | None = None
@@ -195,7 +195,7 @@ class LineageCache(StaticDecodingCache):
     def update(self, key: torch.Tensor, value: torch.Tensor, layer_idx: int) -> tuple[torch.Tensor, torch.Tensor]:
         """Write the step's keys and values at `position`: one position a row; or, in a pass over several positions of
         a batch of one sentence, the nodes of each position in its first slots
-        (`zhen.fast_generation.DecoderSteps.steps`)."""
+        (`zhen.decoder_steps.DecoderSteps.steps`)."""
         self.allocate_layer(layer_idx, key.shape[1], key.shape[3], key.dtype, key.device)
         keys, values = self.keys[layer_idx], self.values[layer_idx]
         if key.shape[2] == 1:
@@ -269,7 +269,7 @@ class Workspace:
     kept memory none (`benchmarks/results/2026-11-26-session-workspace.md`). `empty(name, ...)` returns a
     tensor over the memory kept under `name`, which must not be in use any more: the caller's previous tensor of
     that name is overwritten. Its memory is zeroed when first made: a cache's slots that a tree of beams masks out
-    (`zhen.fast_generation.DecoderSteps.steps`) must hold finite numbers, which weigh nothing."""
+    (`zhen.decoder_steps.DecoderSteps.steps`) must hold finite numbers, which weigh nothing."""
 
     def __init__(self):
         self.kept: dict[object, torch.Tensor] = {}

@@ -5,7 +5,7 @@ with the model's own int8 copy as the draft).
 A step of one sentence multiplies a single row by every weight of the decoder: at transformer-base width on a CPU
 it runs at the memory's rate, and checking several tokens costs little more than one. An int8 copy of the decoder
 and LM head, which reads a quarter of the bytes, proposes the next few tokens one step at a time ([`DraftLength`]); the
-float32 model then computes all of them in one pass ([`zhen.fast_generation.DecoderSteps.steps`]) and keeps the
+float32 model then computes all of them in one pass ([`zhen.decoder_steps.DecoderSteps.steps`]) and keeps the
 drafted tokens it would have chosen itself, followed by its own choice after them. The output is float32 greedy
 search's (up to float32 rounding between products of one and of several rows); what drafting changes is how many
 passes over the weights it takes.

@@ -7,9 +7,10 @@ A complete folder loads like any Hub model where zhen is not installed:
   `translation` pipeline), `generation_config.json` and `model.safetensors`;
 - `tokenizer.json` and `tokenizer_config.json` with `auto_map` (AutoTokenizer);
 - the code those maps name: `configuration_zhen.py`, `modeling_zhen.py`, `tokenization_zhen.py`, `pipeline_zhen.py`
-  and what the pipeline translates with, `fast_generation.py`, `session_modules.py`, `decoding_cache.py`,
-  `search.py`, `layer_steps.py`, `packing.py`, `screened_argmax.py`, `draft_decoding.py`, `pooled_tails.py`,
-  `weight_stamps.py`, `quantization.py`, `hardware.py` and `text_checks.py` (`zhen.modeling_zhen.CODE_FILES`);
+  and what the pipeline translates with, `fast_generation.py`, `session_modules.py`, `decoder_steps.py`,
+  `decoding_cache.py`, `search.py`, `layer_steps.py`, `packing.py`, `screened_argmax.py`, `draft_decoding.py`,
+  `pooled_tails.py`, `weight_stamps.py`, `quantization.py`, `hardware.py` and `text_checks.py`
+  (`zhen.modeling_zhen.CODE_FILES`);
 - a model card, `README.md`.
 
 [`save_for_hub`] writes one from a model and tokenizer, [`make_hub_ready`] completes a folder written by

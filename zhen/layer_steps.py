@@ -5,7 +5,7 @@ the encoder's likewise for sentences without padding: [`EncoderSteps`].
 A decoding step of a few rows at the widths people train on a CPU (`d_model` 256) costs what issuing its ~170
 operations costs, and the threads of a session that decode batches at once (`FastDecoder.map`) issue them through one
 Python interpreter, one at a time. [`DecoderLayerSteps`] computes what every `ZhenDecoderLayer`'s forward and the
-final norm compute in a step of `zhen.fast_generation.DecoderSteps` (eval mode, one new token per row over the
+final norm compute in a step of `zhen.decoder_steps.DecoderSteps` (eval mode, one new token per row over the
 cache): the same operations in the same order, so the same numbers, with the session's weights held by products
 of their kind ([`product_of`]). [`scripted`] compiles it, once per model: TorchScript's interpreter runs the whole
 stack of layers in one call and without the GIL, so threads decoding at once run their steps side by side. Where
@@ -118,7 +118,7 @@ def write_levels(cache: torch.Tensor, position: int, states: torch.Tensor, end: 
     """Write each sentence's keys or values of the positions from `position` to `end` (`(sentences, heads, levels *
     width, head_dim)`: the first `width` slots of each, a slot's after another) in a self-attention cache
     `(sentences, heads, positions, slots, head_dim)`; the cache up to `end` as `(sentences, heads, end * slots,
-    head_dim)`, position-major ([`zhen.fast_generation.DecoderSteps.steps`])."""
+    head_dim)`, position-major ([`zhen.decoder_steps.DecoderSteps.steps`])."""
     levels = end - position
     width = states.shape[2] // levels
     cache[:, :, position:end, :width] = states.view(states.shape[0], states.shape[1], levels, width, states.shape[3])
@@ -420,7 +420,7 @@ class DecoderLayerSteps(nn.Module):
     batched matmuls. With `causal` (an additive mask `(1, 1, nodes, (position + levels) * beams)` over the cache's
     positions and slots), the rows are nodes of each sentence, `(sentences, nodes, d_model)`: its next positions
     from `position` on, or a tree of its beams, `levels` of one node a slot, each attending to the slots the mask
-    leaves it (a check of drafted tokens or beams: `zhen.draft_decoding`, [`zhen.fast_generation.DecoderSteps.steps`]);
+    leaves it (a check of drafted tokens or beams: `zhen.draft_decoding`, [`zhen.decoder_steps.DecoderSteps.steps`]);
     returns `(sentences * nodes, d_model)`."""
 
     def __init__(self, decoder: nn.Module, products: dict):

@@ -51,9 +51,9 @@ AUTO_MAP = {
 # The `translation` pipeline (Transformers 5 removed its own) and the decoder it translates with, copied beside the
 # model code when a model is saved.
 PIPELINE_FILES = (
-    "pipeline_zhen.py", "fast_generation.py", "session_modules.py", "decoding_cache.py", "search.py", "layer_steps.py",
-    "packing.py", "screened_argmax.py", "draft_decoding.py", "pooled_tails.py", "weight_stamps.py", "quantization.py",
-    "hardware.py", "text_checks.py",
+    "pipeline_zhen.py", "fast_generation.py", "session_modules.py", "decoder_steps.py", "decoding_cache.py",
+    "search.py", "layer_steps.py", "packing.py", "screened_argmax.py", "draft_decoding.py", "pooled_tails.py",
+    "weight_stamps.py", "quantization.py", "hardware.py", "text_checks.py",
 )  # fmt: skip
 # Every code file a saved checkpoint holds: those its config.json and tokenizer_config.json name, and the pipeline's.
 CODE_FILES = ("configuration_zhen.py", "modeling_zhen.py", "tokenization_zhen.py", *PIPELINE_FILES)

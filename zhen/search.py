@@ -1,7 +1,7 @@
 # Copyright 2026 The zhen developers. Licensed under the Apache License, Version 2.0.
 """Greedy and beam search over a decoder's steps, as Transformers' `generate` runs them, step for step.
 
-A decoder here is whatever computes the steps: `zhen.fast_generation.DecoderSteps` (a session's decoder and its
+A decoder here is whatever computes the steps: `zhen.decoder_steps.DecoderSteps` (a session's decoder and its
 cache), a draft's (`zhen.draft_decoding`) or a tail pool's (`zhen.pooled_tails`). Search asks it for the hidden
 states of the next position of each running row (`step`, or `steps` for several positions at once), for the next
 tokens or the logits from them (`next_tokens`, `logits`), and tells it which rows go on (`keep`, `reorder`, `expand`).
@@ -78,7 +78,7 @@ def top_continuations(log_probs: torch.Tensor, running_scores: torch.Tensor, k: 
 
 def run_from(decoder, tokens: torch.LongTensor, position: int) -> torch.Tensor:
     """The hidden states after `tokens[..., position:]` at their positions, the decoder's cache holding those before:
-    one step, or one pass over several (`zhen.fast_generation.DecoderSteps.steps`). `tokens`: a batch of one
+    one step, or one pass over several (`zhen.decoder_steps.DecoderSteps.steps`). `tokens`: a batch of one
     sentence `(length,)`, or of one row a sentence `(rows, length)`; returns `(rows * positions, d_model)`, row after
     row."""
     if position == tokens.shape[-1] - 1:
