@@ -29,14 +29,16 @@ operations as one program that TorchScript runs without the GIL: `zhen.layer_ste
   encoder and decoder and the LM head multiply by session copies of their weights chosen for the machine
   (`zhen.hardware`): bf16 copies packed into oneDNN's GEMM layout where the CPU computes bf16 natively (AMX,
   AVX512-BF16; ReLU fused into the feed-forward's first product), float32 weights packed into oneDNN's (or MKL's)
-  GEMM layout elsewhere; bf16 copies on a GPU with bf16.
+  GEMM layout elsewhere; bf16 copies on a GPU with bf16 (`zhen.session_modules`).
   The copies are made at a model's first session and kept for its later ones while its weights stay as they are
   ([`session_copy`]: a session costs tens of milliseconds at base otherwise, more than a short text's decoding);
 - no call that does nothing: dropout in eval mode and the no-op float32 cast after an int8 product leave the model for
   the session ([`FastDecoder.swap_in_lean_modules`]), since every PyTorch call lets go of the GIL and takes it back;
-- on a GPU, [`StaticDecoderSteps`]: each decoder step captured once as a CUDA graph and replayed;
-- [`FastDecoder.map`]: several batches decoded at once by one session, each in its own thread with its share of
-  PyTorch's threads (on a CPU, small products parallelise poorly over threads; independent batches do not).
+- on a GPU, [`StaticDecoderSteps`] (`zhen.decoder_steps`): each decoder step captured once as a CUDA graph and
+  replayed;
+- [`FastDecoder.generate_batches`], [`FastDecoder.map`]: several batches decoded at once by one session, each in its
+  own thread with its share of PyTorch's threads (on a CPU, small products parallelise poorly over threads;
+  independent batches do not), greedy batches' tails decoded together (`zhen.pooled_tails`).
 
 On a model quantized with `zhen.quantization.quantize_dynamic` it is the fast int8 decoder.
 """
