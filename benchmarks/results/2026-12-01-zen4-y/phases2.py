@@ -1,30 +1,14 @@
 # zh->en / en->zh int8 greedy, one thread: session opening, decode, against CT2 on the same batches; alternating.
-import sys, time, os, statistics, tempfile, contextlib
-sys.path.insert(0, "benchmarks")
+import os, statistics, sys, tempfile, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch
-torch.set_num_threads(1)
-from bleu_int8 import make_batches
-from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
-from zhen.data import load_parallel
-from zhen.evaluation import parallel_columns
-from zhen.fast_generation import FastDecoder
-from zhen.quantization import quantize_dynamic
+from int8_batches import MODEL, greedy_batches, quantized as q
 from zhen.convert_ctranslate2 import CTranslate2Generator, convert
-M = "/tmp/s36/small-cpu/model"
-model = ZhenForConditionalGeneration.from_pretrained(M, dtype=torch.float32).eval()
-tok = ZhenTokenizerFast.from_pretrained(M)
-cols = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 1000)
-q = quantize_dynamic(model)
-d = tempfile.mkdtemp()
-out = convert(M, os.path.join(d, "int8"), quantization="int8")
+from zhen.fast_generation import FastDecoder
+out = convert(MODEL, os.path.join(tempfile.mkdtemp(), "int8"), quantization="int8")
 ct2 = CTranslate2Generator(out, compute_type="int8", inter_threads=1, intra_threads=1)
-mnt = lambda n: max(1, min(int(1.5 * n) + 10, 512))
 direction = sys.argv[1] if len(sys.argv) > 1 else "zh-en"
-src, tgt = direction.split("-")
-rows, batches = make_batches(tok, cols[src], src, tgt, 64, 1, mnt)
-for b in batches:
-    b["num_beams"] = 1
-    if len(sys.argv) > 3: b["max_new_tokens"] = int(sys.argv[3])
+batches = greedy_batches(direction, int(sys.argv[3]) if len(sys.argv) > 3 else None)
 res = {"open": [], "zhen": [], "ct2": []}
 with torch.inference_mode():
     for r in range(int(sys.argv[2]) if len(sys.argv) > 2 else 5):

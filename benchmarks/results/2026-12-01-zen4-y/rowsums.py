@@ -1,22 +1,12 @@
-import sys, time, statistics, torch
-sys.path.insert(0, "benchmarks")
-torch.set_num_threads(1)
-from bleu_int8 import make_batches
-from zhen import ZhenForConditionalGeneration, ZhenTokenizerFast
-from zhen.data import load_parallel
-from zhen.evaluation import parallel_columns
+import os, statistics, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch
+from int8_batches import columns as cols, greedy_batches, quantized as q, tokenizer as tok
 from zhen.fast_generation import FastDecoder
-from zhen.quantization import quantize_dynamic
-M = "/tmp/s36/small-cpu/model"
-model = ZhenForConditionalGeneration.from_pretrained(M, dtype=torch.float32).eval()
-tok = ZhenTokenizerFast.from_pretrained(M)
-cols = parallel_columns(load_parallel("../shared/data/tatoeba/valid.jsonl.gz"), 1000)
-q = quantize_dynamic(model)
-mnt = lambda n: max(1, min(int(1.5 * n) + 10, 512))
 for direction in ("zh-en", "en-zh"):
     src, tgt = direction.split("-")
     ids = tok(cols[src])["input_ids"]
-    rows, batches = make_batches(tok, cols[src], src, tgt, 64, 1, mnt)
+    batches = greedy_batches(direction)
     res = {True: [], False: []}
     outs = {}
     with torch.inference_mode(), FastDecoder(q, weights="auto") as dec:
