@@ -3,8 +3,10 @@
 Transformers 4's `TranslationPipeline` did with a Marian model, on a trained checkpoint.
 
   generate-bf16, generate-fp32   the peer: the texts in batches in input order, each padded and translated by
-                                 `model.generate` on the model in bf16 or float32 (v4's pipeline batching; the ratio is
-                                 to the faster of the two, Marian's best PyTorch configuration on the machine)
+                                 `model.generate` on the model in bf16 or float32 (v4's pipeline batching) with SDPA
+                                 attention; `-eager` (`generate-bf16-eager`, `generate-fp32-eager`): with eager
+                                 attention. The ratio is to the fastest peer measured, Marian's best PyTorch
+                                 configuration on the machine (eager bf16 measured faster than SDPA on an AMD EPYC)
   pipeline                       `ZhenTranslationPipeline(...)(texts, batch_size=...)`
   pipeline-lazy                  the same pipeline given a generator of the texts (as a dataset is given), its
                                  results iterated
@@ -39,7 +41,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import checkpoint_parser, cpu_description, print_table  # noqa: E402
 
 
-SYSTEMS = ("generate-bf16", "generate-fp32", "pipeline", "pipeline-lazy", "translate")
+PEERS = ("generate-bf16", "generate-fp32", "generate-bf16-eager", "generate-fp32-eager")
+SYSTEMS = (*PEERS, "pipeline", "pipeline-lazy", "translate")
 
 
 def main(argv=None):
@@ -61,7 +64,17 @@ def main(argv=None):
 
     device = torch.device(args.device)
     model = ZhenForConditionalGeneration.from_pretrained(args.model).to(device).eval()
-    model_bf16 = ZhenForConditionalGeneration.from_pretrained(args.model, dtype=torch.bfloat16).to(device).eval()
+    peer_models = {}
+
+    def peer_model(name: str):
+        if name not in peer_models:
+            dtype = torch.bfloat16 if "bf16" in name else torch.float32
+            attention = "eager" if name.endswith("-eager") else "sdpa"
+            peer_models[name] = ZhenForConditionalGeneration.from_pretrained(
+                args.model, dtype=dtype, attn_implementation=attention
+            ).to(device).eval()  # fmt: skip
+        return peer_models[name]
+
     tokenizer = ZhenTokenizerFast.from_pretrained(args.model)
     columns = parallel_columns(load_parallel(args.test), args.limit)
 
@@ -74,10 +87,12 @@ def main(argv=None):
                 m.generate(**batch, forced_bos_token_id=tokenizer.get_lang_id(tgt), num_beams=num_beams,
                            max_new_tokens=limit)  # fmt: skip
 
+    def generating_by(name: str):
+        return lambda *call: generate_in_input_order(peer_model(name), *call)
+
     pipe = ZhenTranslationPipeline(model=model, tokenizer=tokenizer, device=device)
     systems = {
-        "generate-bf16": lambda *a: generate_in_input_order(model_bf16, *a),
-        "generate-fp32": lambda *a: generate_in_input_order(model, *a),
+        **{name: generating_by(name) for name in PEERS},
         "pipeline": lambda texts, src, tgt, beams: pipe(
             texts, src_lang=src, tgt_lang=tgt, num_beams=beams, batch_size=args.batch_size
         ),  # fmt: skip
@@ -100,7 +115,7 @@ def main(argv=None):
             per_call = args.per_call or len(texts)
             calls = [texts[start : start + per_call] for start in range(0, len(texts), per_call)]
             best, call_seconds = timed_rounds(systems, names, calls, (src, tgt, num_beams), args, device)
-            peers = [name for name in ("generate-bf16", "generate-fp32") if name in best]
+            peers = [name for name in PEERS if name in best]
             peer = min((best[name] for name in peers), default=None)
             for name in names:
                 row = dict(direction=direction, beams=num_beams, system=name, sent_s=len(texts) / best[name],
