@@ -68,7 +68,7 @@ def test_mixed_precision_auto_follows_the_machine(machine, on_cpu, expected):
 def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     from zhen.commands import env
 
-    with hardware.forced(cpu_bf16="native", fbgemm="on", cuda=False):
+    with hardware.forced(cpu_bf16="native", fbgemm="on", amx_int8="on", cuda=False):
         env.main([])
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
@@ -78,6 +78,11 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     assert bf16_drafted in out and "greedy and beam search" not in out
     assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
     assert "torch 2." in out and "transformers 5." in out
+    for int8_full_range, amx_int8 in [("on", "off"), ("off", "off"), ("on", "on")]:  # VNNI's int8 without AMX's bf16
+        with hardware.forced(cpu_bf16="native", int8_full_range=int8_full_range, amx_int8=amx_int8, cuda=False):
+            env.main([])
+        screened = int8_full_range == "on" and amx_int8 == "off" and screened_argmax.screen_works()
+        assert ("greedy search's next token screened by an int8 product" in capsys.readouterr().out) == screened
     with hardware.forced(cpu_bf16="emulated", onednn_packing="on", float32_packing="onednn", cuda=False):
         env.main([])
     out = capsys.readouterr().out

@@ -12,8 +12,8 @@ import torch
 
 from zhen import ZhenConfig, ZhenForConditionalGeneration, decoder_steps, fast_generation, hardware
 from zhen.fast_generation import FastDecoder
-from zhen.screened_argmax import CHUNK, FEW_ROWS, ScreenedArgmax, screen_works
-from zhen.session_modules import ScreenedHead
+from zhen.screened_argmax import CHUNK, FEW_ROWS, VNNI_FEW_ROWS, ScreenedArgmax, fbgemm_rows, screen_works
+from zhen.session_modules import Bf16Linear, PackedLinear, ScreenedBf16Head, ScreenedHead
 
 
 pytestmark = pytest.mark.skipif(not screen_works(), reason="this PyTorch has no int8 matrix product on the CPU")
@@ -123,15 +123,15 @@ def test_one_row_is_screened_as_in_a_batch(bias):
     assert ScreenedArgmax(head(CHUNK * 10, 64))(torch.zeros(1, 64)).tolist() == [0]
 
 
-@pytest.mark.parametrize("rows", [2, 5, FEW_ROWS, FEW_ROWS + 1])
+@pytest.mark.parametrize("rows", [2, 5, FEW_ROWS, FEW_ROWS + 1, VNNI_FEW_ROWS + 1])
 @pytest.mark.parametrize("bias", [False, True])
 @pytest.mark.parametrize("full_range", ["on", "off"])
 @torch.inference_mode()
 def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, bias, full_range):
-    """Up to `FEW_ROWS` rows the screen multiplies hidden values of 8 bits where the int8 kernels sum them exactly
-    (`int8_full_range`), else of 7, by the int8 weight FBGEMM packed once, after `PACK_AFTER` such screens by
-    `torch._int_mm` (which packs it anew each call): the tokens of `_int_mm`'s path and of the full product, ties to
-    the first token, banned tokens never. With FBGEMM off (`zhen.hardware`), `_int_mm` alone."""
+    """Up to `few_rows` rows ([`fbgemm_rows`]) the screen multiplies hidden values of 8 bits where the int8 kernels
+    sum them exactly (`int8_full_range`), else of 7, by the int8 weight FBGEMM packed once, after `PACK_AFTER` such
+    screens by `torch._int_mm` (which packs it anew each call): the tokens of `_int_mm`'s path and of the full
+    product, ties to the first token, banned tokens never. With FBGEMM off (`zhen.hardware`), `_int_mm` alone."""
     import zhen.screened_argmax as screened_argmax
 
     if full_range == "on" and hardware.detected().int8_full_range == "off":
@@ -159,7 +159,7 @@ def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, b
                 products.clear()
                 tokens = screen(hidden, banned)
                 assert tokens is not None and torch.equal(tokens, full_argmax(linear, hidden, banned))
-                fbgemm_ran = fbgemm == "on" and rows <= FEW_ROWS and hardware.detected().fbgemm == "on"
+                fbgemm_ran = fbgemm == "on" and rows <= screen.few_rows and hardware.detected().fbgemm == "on"
                 assert len(products) == fbgemm_ran
             assert tokens[-1] == 300 and screen(hidden)[-1] == 7  # the tied pair: the first unless banned
     assert screen(torch.full((rows, 24), torch.nan)) is None
@@ -167,6 +167,19 @@ def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, b
     with hardware.forced(int8_full_range=full_range):  # a weight this small: for 7 bits `_int_mm` at any rows
         small = ScreenedArgmax(linear).fbgemm_weight
     assert (small is not None) == (full_range == "on" == hardware.detected().fbgemm)
+
+
+@pytest.mark.parametrize("amx_int8", ["on", "off"])
+@pytest.mark.parametrize("full_range", ["on", "off"])
+def test_vnni_without_amx_sends_more_rows_to_fbgemm(full_range, amx_int8):
+    """FBGEMM's VNNI kernels beat `torch._int_mm` (which packs the weight anew each call) well past a few rows, the
+    more so at wider hidden states; with AMX, `_int_mm` may multiply in its tiles, and without VNNI FBGEMM's kernels
+    are slower from 8 rows: `FEW_ROWS` there."""
+    with hardware.forced(int8_full_range=full_range, amx_int8=amx_int8) as machine:
+        vnni = full_range == "on" and amx_int8 == "off"
+        assert fbgemm_rows(256, machine) == (VNNI_FEW_ROWS if vnni else FEW_ROWS)
+        assert fbgemm_rows(512, machine) == (64 if vnni else FEW_ROWS)
+        assert ScreenedArgmax(head(CHUNK * 4, 512)).few_rows == fbgemm_rows(512, machine)
 
 
 @pytest.mark.skipif(hardware.detected().fbgemm == "off", reason="this PyTorch has no FBGEMM")
@@ -256,12 +269,60 @@ def test_a_float32_session_decodes_greedily_through_the_screen_as_without_it(cpu
     assert type(model.lm_head) is torch.nn.Linear  # the model as it was
 
 
-def test_the_default_session_screens_only_in_float32(screen_calls):
+@pytest.mark.parametrize(
+    "machine, head_class",
+    [
+        (dict(cpu_bf16="emulated"), ScreenedHead),
+        (dict(cpu_bf16="native", int8_full_range="on", amx_int8="off"), ScreenedBf16Head),  # AVX512-BF16 and VNNI
+        (dict(cpu_bf16="native", int8_full_range="on", amx_int8="on"), Bf16Linear),  # bf16 in AMX tiles
+        (dict(cpu_bf16="native", int8_full_range="off", amx_int8="off"), Bf16Linear),  # no VNNI
+    ],
+)
+def test_the_default_session_screens_where_int8_outruns_its_products(machine, head_class, screen_calls):
+    """A float32 session screens; a bf16 one where the CPU's int8 products outrun its bf16 ones (VNNI without AMX);
+    `screen_argmax` forces either way."""
     model = tiny_model()
-    with hardware.forced(cpu_bf16="emulated"), FastDecoder(model) as decoder:
-        assert decoder.weights == "packed" and isinstance(model.lm_head, ScreenedHead)
-    with hardware.forced(cpu_bf16="native"), FastDecoder(model) as decoder:
-        assert decoder.weights == "bf16" and not isinstance(model.lm_head, ScreenedHead)
+    with hardware.forced(**machine), FastDecoder(model) as decoder:
+        assert decoder.weights == ("packed" if machine["cpu_bf16"] == "emulated" else "bf16")
+        assert type(model.lm_head) is head_class
+    with hardware.forced(**machine), FastDecoder(model, screen_argmax=False):
+        assert type(model.lm_head) in (PackedLinear, Bf16Linear)
+    with hardware.forced(**machine), FastDecoder(model, screen_argmax=True):
+        assert type(model.lm_head) in (ScreenedHead, ScreenedBf16Head)
+
+
+@pytest.mark.parametrize("min_new_tokens", [0, 12])
+def test_a_screened_bf16_session_takes_the_float32_argmax_of_its_hidden_states(min_new_tokens, monkeypatch):
+    """Forced to a CPU with AVX512-BF16 and VNNI: every greedy step of a bf16 session (but the forced first) is
+    answered by the screen, with the argmax of the float32 logits of the step's hidden states, `</s>` banned until
+    `min_new_tokens`; beam search, which needs every logit, is the unscreened session's."""
+    model = tiny_model()
+    input_ids, attention_mask = sources()
+    options = dict(forced_bos_token_id=ZH, max_new_tokens=12, min_new_tokens=min_new_tokens)
+    answers = []
+    original = ScreenedBf16Head.next_tokens
+
+    def recorded(self, hidden_states, banned=None):
+        tokens = original(self, hidden_states, banned)
+        answers.append((hidden_states.clone(), banned, tokens))
+        return tokens
+
+    monkeypatch.setattr(ScreenedBf16Head, "next_tokens", recorded)
+    machine = dict(cpu_bf16="native", int8_full_range="on", amx_int8="off")
+    with hardware.forced(**machine), FastDecoder(model) as decoder:
+        greedy = decoder.generate(input_ids, attention_mask, num_beams=1, **options)
+        beams = decoder.generate(input_ids, attention_mask, num_beams=4, **options)
+    with hardware.forced(**machine), FastDecoder(model, screen_argmax=False) as decoder:
+        assert torch.equal(decoder.generate(input_ids, attention_mask, num_beams=4, **options), beams)
+    assert type(model.lm_head) is torch.nn.Linear
+    assert len(answers) == greedy.shape[1] - 2  # after the decoder start and the forced language code
+    for step, (hidden, banned, tokens) in enumerate(answers):
+        with torch.no_grad():
+            assert tokens is not None and torch.equal(tokens, full_argmax(model.lm_head, hidden.clone(), banned))
+        if min_new_tokens:  # every row runs every step: the step's tokens are the output's column
+            assert banned == model.config.eos_token_id and torch.equal(tokens, greedy[:, step + 2])
+        else:
+            assert banned is None
 
 
 def test_a_batch_stops_screening_after_the_screen_declines(monkeypatch, screen_calls):
@@ -317,12 +378,15 @@ def test_products_too_small_to_pay_are_left_to_the_full_product(monkeypatch):
 
 
 @pytest.mark.parametrize("weights", ["bf16", "packed"])
-def test_only_a_session_that_would_screen_probes_for_the_int8_product(weights, monkeypatch):
-    """Probing whether PyTorch multiplies int8 matrices costs a process's first int8 product: a bf16 session, which
-    never screens, does not probe; a float32 session probes and screens."""
+@pytest.mark.parametrize("amx_int8", ["on", "off"])
+def test_only_a_session_that_would_screen_probes_for_the_int8_product(weights, amx_int8, monkeypatch):
+    """Probing whether PyTorch multiplies int8 matrices costs a process's first int8 product: a bf16 session on a
+    CPU whose bf16 products run in AMX tiles, which never screens, does not probe; a float32 session, and a bf16 one
+    where int8 outruns bf16, probe and screen."""
     probes = []
     monkeypatch.setattr(fast_generation, "screen_works", lambda: probes.append(1) or True)
     model = tiny_model()
-    with FastDecoder(model, weights=weights):
-        screened = isinstance(model.lm_head, ScreenedHead)
-    assert screened == (weights == "packed") and len(probes) == (weights == "packed")
+    with hardware.forced(int8_full_range="on", amx_int8=amx_int8), FastDecoder(model, weights=weights):
+        screened = isinstance(model.lm_head, (ScreenedHead, ScreenedBf16Head))
+    expected = weights == "packed" or amx_int8 == "off"
+    assert screened == expected and len(probes) == expected

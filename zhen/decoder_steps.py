@@ -13,7 +13,7 @@ from torch import nn
 from .decoding_cache import LineageCache, StaticDecodingCache, Workspace, row_index
 from .layer_steps import DecoderLayerSteps, interpreted, submodules
 from .search import argmax
-from .session_modules import ScreenedHead
+from .session_modules import ScreensArgmax
 
 
 def position_table(config) -> float:
@@ -169,10 +169,10 @@ class DecoderSteps:
         return self.cache.workspace.copy("logits", logits, torch.float32)
 
     def next_tokens(self, hidden_states: torch.Tensor, banned: int | None = None) -> torch.LongTensor:
-        """Greedy search's next token of each row, never `banned`: screened ([`ScreenedHead`]) where the session's
+        """Greedy search's next token of each row, never `banned`: screened ([`ScreensArgmax`]) where the session's
         LM head can, until the screen has declined `SCREEN_PATIENCE` steps of this batch; else the argmax of
         the logits."""
-        if self.screen_declined < SCREEN_PATIENCE and isinstance(self.lm_head, ScreenedHead):
+        if self.screen_declined < SCREEN_PATIENCE and isinstance(self.lm_head, ScreensArgmax):
             tokens = self.lm_head.next_tokens(hidden_states, banned)
             if tokens is not None:
                 return tokens

@@ -88,6 +88,7 @@ from .session_modules import (
     Int8Linear,
     Int8ReluMLP,
     PackedLinear,
+    ScreenedBf16Head,
     ScreenedHead,
     is_relu_mlp,
     lean_int8_class,
@@ -194,11 +195,12 @@ class FastDecoder:
             they take: half the float32 projections' in bf16, as much again packed in float32. `False` keeps none,
             and drops those kept before (`zhen.translate` does so for a model in training mode, whose weights will
             change).
-        screen_argmax (`bool`, *optional*): in a float32 session (`weights="packed"`), greedy search finds each
-            next token by screening the vocabulary with an int8 product and computing float32 logits only for the
-            tokens that can still be the largest ([`zhen.screened_argmax.ScreenedArgmax`]): the full product's
-            argmax, at a fraction of its cost. On a CPU only; defaults to `True` where PyTorch multiplies int8 matrices
-            there.
+        screen_argmax (`bool`, *optional*): in a float32 or bf16 session (`weights="packed"`, `"bf16"`), greedy
+            search finds each next token by screening the vocabulary with an int8 product and computing float32
+            logits only for the tokens that can still be the largest ([`zhen.screened_argmax.ScreenedArgmax`]): the
+            full float32 product's argmax, at a fraction of its cost. On a CPU only; by default in a float32 session,
+            and in a bf16 one where int8 products outrun bf16 ones (`zhen.hardware`'s `int8_outruns_bf16`), where
+            PyTorch multiplies int8 matrices.
         drafts (`bool`, *optional*): greedy search of up to `MAX_DRAFTED_SENTENCES` sentences (texts a call), in
             step, and beam search of one let an int8 copy of the decoder draft the next tokens, or a tree of the next
             beams, and check them with the model's own in one pass ([`zhen.draft_decoding.drafted_greedy_search`],
@@ -361,7 +363,7 @@ class FastDecoder:
 
     def plan_options(self) -> tuple:
         """What, besides the model, decides this session's swaps: its weights, its LM head's kind, the machine."""
-        return self.weights, self.weights == "packed" and self.screens_argmax, current_hardware()
+        return self.weights, self.head_class(), current_hardware()
 
     def swap_in_lean_modules(self, modules: list[nn.Module] | None = None):
         """Swap out, for the session, what only costs a decoding step calls: dropout in eval mode (an identity, yet
@@ -402,13 +404,25 @@ class FastDecoder:
 
     @functools.cached_property
     def screens_argmax(self) -> bool:
-        """Whether this session's float32 LM head screens greedy search's argmax: `screen_argmax`, by default where
-        PyTorch multiplies int8 matrices on the CPU (probed once per process, where a session would screen)."""
-        return screen_works() if self.screen_argmax is None else self.screen_argmax
+        """Whether this session's LM head screens greedy search's argmax: `screen_argmax`; by default in a float32
+        session, and in a bf16 one where int8 products outrun bf16 ones, where PyTorch multiplies int8 matrices on
+        the CPU (probed once per process, where a session would screen)."""
+        if self.screen_argmax is not None:
+            return self.screen_argmax
+        return (self.weights == "packed" or current_hardware().int8_outruns_bf16()) and screen_works()
+
+    def head_class(self) -> type | None:
+        """What the session swaps in for the LM head: a float32 or bf16 copy, screened where [`screens_argmax`];
+        None where the session keeps the model's weights (`"plain"`)."""
+        if self.weights == "plain":
+            return None
+        if self.weights == "bf16":
+            return ScreenedBf16Head if self.screens_argmax else Bf16Linear
+        return ScreenedHead if self.screens_argmax else PackedLinear
 
     def swap_in_session_linears(self):
         session_class = Bf16Linear if self.weights == "bf16" else PackedLinear
-        head_class = ScreenedHead if session_class is PackedLinear and self.screens_argmax else session_class
+        head_class = self.head_class()
         stacks = [self.model.get_decoder(), self.model.get_encoder()]  # the encoder's products too (under autocast)
         sites = []  # (parent, name, module, what makes its session copy)
         for parent in [self.model, *(module for stack in stacks for module in submodules(stack))]:

@@ -94,6 +94,13 @@ class Hardware:
         """`float32_packing`, measured now if not yet ([`measured_float32_packing`])."""
         return measured_float32_packing() if self.float32_packing == MEASURED else self.float32_packing
 
+    def int8_outruns_bf16(self) -> bool:
+        """Whether the CPU's int8 products outrun its bf16 ones: int8 by VNNI's kernels (8-bit sums exact,
+        `int8_full_range`), bf16 natively but not in AMX tiles (AVX512-BF16 alone, as on AMD EPYC Zen 4 and Zen 5).
+        There a bf16 session's greedy search screens its LM head with an int8 product (`zhen.fast_generation`'s
+        `screen_argmax`; measured: README, Performance)."""
+        return self.cpu_bf16 == "native" and self.int8_full_range == "on" and self.amx_int8 == "off"
+
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"

@@ -37,6 +37,9 @@ MIN_WEIGHT = 3 << 20  # unless the weight is this large: a step of a few rows re
 SLACK = 1.01  # on the bound: float32 rounding of the estimates and of the logits themselves
 LOWEST = torch.iinfo(torch.int32).min
 FEW_ROWS = 8  # up to this many rows FBGEMM's product of its packed weight beats `torch._int_mm` (README, Performance)
+# ... with VNNI's kernels and no AMX (whose tiles `_int_mm` may use), up to these many, or at widths of `VNNI_WIDE` or
+# more up to `VNNI_WIDE_FEW_ROWS`: FBGEMM's kernels are slower at narrow widths (README, Performance)
+VNNI_FEW_ROWS, VNNI_WIDE_FEW_ROWS, VNNI_WIDE = 16, 64, 512
 # ... where the weight is this large: on smaller ones the 7-bit values' wider bound costs more candidates than it saves
 # (8-bit values keep `_int_mm`'s bound, so any weight the screen runs on)
 FEW_ROWS_MIN_WEIGHT = 8 << 20
@@ -69,6 +72,7 @@ class ScreenedArgmax:
         self.half_max_l1 = float(dequantized.abs().sum(1).max()) / 2
         self.max_l2 = float(dequantized.norm(dim=1).max())
         self.max_weight = float(weight.abs().max())
+        self.few_rows = fbgemm_rows(weight.shape[1], hardware.current())
         self.few_row_screens = 0
 
     def few_rows_weight(self):
@@ -99,7 +103,7 @@ class ScreenedArgmax:
     def many_rows(self, hidden: torch.Tensor, banned: int | None) -> torch.LongTensor | None:
         """The screen of each row of `hidden`, `(rows,)`, or None where a row has too many candidates."""
         rows, vocab = len(hidden), self.weight.shape[0]
-        packed = self.few_rows_weight() if rows <= FEW_ROWS else None
+        packed = self.few_rows_weight() if rows <= self.few_rows else None
         levels = 127 if packed is None else self.fbgemm_levels
         step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / levels
         quantized = torch.round(hidden / step)
@@ -163,6 +167,14 @@ class ScreenedArgmax:
         if self.bias is not None:
             logits += self.bias[token]
         return token[logits.argmax()].view(1)  # tokens ascend: the first of equal logits, as `argmax`
+
+
+def fbgemm_rows(width: int, machine: hardware.Hardware) -> int:
+    """The most rows a screen multiplies by FBGEMM's packing of its weight rather than by `torch._int_mm`: more on a
+    CPU whose int8 kernels are VNNI's without AMX tiles ([`VNNI_FEW_ROWS`])."""
+    if machine.int8_full_range == "on" and machine.amx_int8 == "off":
+        return VNNI_WIDE_FEW_ROWS if width >= VNNI_WIDE else VNNI_FEW_ROWS
+    return FEW_ROWS
 
 
 def _blocks(estimate: torch.Tensor) -> torch.Tensor:

@@ -6,7 +6,7 @@ does nothing.
 - [`PackedLinear`]: a float32 weight packed once for oneDNN's or MKL's GEMM; [`ScreenedHead`] adds greedy search's
   argmax screened by an int8 product (`zhen.screened_argmax`).
 - [`Bf16Linear`], [`Bf16ReluMLP`]: bf16 copies (packed for oneDNN on a CPU), ReLU fused into the first product of a
-  feed-forward.
+  feed-forward; [`ScreenedBf16Head`] screens greedy search's argmax where int8 products outrun bf16 ones.
 - [`Int8Linear`], [`Int8ReluMLP`]: a dynamically quantized linear's own packed weight called directly, ReLU fused.
 - [`INERT`]: every eval-mode dropout.
 """
@@ -80,13 +80,11 @@ class PackedLinear(nn.Module):
         return self.linear(x)
 
 
-class ScreenedHead(PackedLinear):
-    """The LM head of a float32 session: [`PackedLinear`]'s logits, and greedy search's next tokens found by
-    screening the vocabulary with an int8 product ([`zhen.screened_argmax.ScreenedArgmax`])."""
+class ScreensArgmax:
+    """Greedy search's next tokens of an LM head's session copy, found by screening the vocabulary with an int8
+    product ([`zhen.screened_argmax.ScreenedArgmax`], `self.screen`): the float32 logits' argmax."""
 
-    def __init__(self, linear: nn.Linear):
-        super().__init__(linear)
-        self.screen = ScreenedArgmax(linear)
+    screen: ScreenedArgmax
 
     def next_tokens(self, hidden_states: torch.Tensor, banned: int | None = None) -> torch.LongTensor | None:
         """The argmax of each row's logits, never `banned`; None where the screen leaves too many candidates."""
@@ -97,6 +95,15 @@ class ScreenedHead(PackedLinear):
         ):
             return None
         return self.screen(hidden_states, banned)
+
+
+class ScreenedHead(ScreensArgmax, PackedLinear):
+    """The LM head of a float32 session: [`PackedLinear`]'s logits, and greedy search's next tokens screened
+    ([`ScreensArgmax`])."""
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__(linear)
+        self.screen = ScreenedArgmax(linear)
 
 
 class Int8Linear(nn.Module):
@@ -245,6 +252,16 @@ class Bf16Linear(nn.Module):
         return y.relu_() if relu else y
 
 
+class ScreenedBf16Head(ScreensArgmax, Bf16Linear):
+    """The LM head of a bf16 session on a CPU whose int8 products outrun its bf16 ones (`zhen.hardware`'s
+    `int8_outruns_bf16`): [`Bf16Linear`]'s logits (beam search), and greedy search's next tokens screened
+    ([`ScreensArgmax`]): the argmax of the float32 logits rather than of their bf16 rounding."""
+
+    def __init__(self, linear: nn.Linear):
+        super().__init__(linear)
+        self.screen = ScreenedArgmax(linear)
+
+
 class Bf16ReluMLP(nn.Module):
     """A ReLU `ZhenMLP` in a bf16 session: `fc1` with ReLU fused into its product hands its bf16 output straight to
     `fc2`. The same numbers as `Bf16Linear(fc1)`, ReLU and `Bf16Linear(fc2)` (ReLU commutes with rounding to bf16),
@@ -272,6 +289,8 @@ __all__ = [
     "Int8Linear",
     "Int8ReluMLP",
     "PackedLinear",
+    "ScreenedBf16Head",
     "ScreenedHead",
+    "ScreensArgmax",
     "relu_fuses",
 ]

@@ -45,7 +45,7 @@ def report() -> str:
     machine, cpu = hardware.current(), hardware.cpu_name()
     on_cpu = not machine.cuda
     float32_packed = machine.cpu_bf16 != "native" and machine.float32_packer() is not None
-    screened = float32_packed and screen_works()
+    screened = (float32_packed or machine.int8_outruns_bf16()) and screen_works()
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if hardware.environment_overrides() else ""),
