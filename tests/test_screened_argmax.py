@@ -278,10 +278,13 @@ def test_a_float32_session_decodes_greedily_through_the_screen_as_without_it(cpu
         (dict(cpu_bf16="native", int8_full_range="off", amx_int8="off"), Bf16Linear),  # no VNNI
     ],
 )
-def test_the_default_session_screens_where_int8_outruns_its_products(machine, head_class, screen_calls):
-    """A float32 session screens; a bf16 one where the CPU's int8 products outrun its bf16 ones (VNNI without AMX);
-    `screen_argmax` forces either way."""
+def test_the_default_session_screens_where_int8_outruns_its_products(machine, head_class, screen_calls, monkeypatch):
+    """A float32 session screens; a bf16 one where the CPU's int8 products outrun its bf16 ones (VNNI without AMX)
+    and the LM head is large (`BF16_MIN_WEIGHT`); `screen_argmax` forces either way."""
     model = tiny_model()
+    with hardware.forced(**machine), FastDecoder(model) as decoder:
+        assert type(model.lm_head) is (Bf16Linear if head_class is ScreenedBf16Head else head_class)  # a small head
+    monkeypatch.setattr(fast_generation, "BF16_MIN_WEIGHT", model.lm_head.weight.numel())
     with hardware.forced(**machine), FastDecoder(model) as decoder:
         assert decoder.weights == ("packed" if machine["cpu_bf16"] == "emulated" else "bf16")
         assert type(model.lm_head) is head_class
@@ -308,6 +311,7 @@ def test_a_screened_bf16_session_takes_the_float32_argmax_of_its_hidden_states(m
         return tokens
 
     monkeypatch.setattr(ScreenedBf16Head, "next_tokens", recorded)
+    monkeypatch.setattr(fast_generation, "BF16_MIN_WEIGHT", 0)
     machine = dict(cpu_bf16="native", int8_full_range="on", amx_int8="off")
     with hardware.forced(**machine), FastDecoder(model) as decoder:
         greedy = decoder.generate(input_ids, attention_mask, num_beams=1, **options)
@@ -385,6 +389,7 @@ def test_only_a_session_that_would_screen_probes_for_the_int8_product(weights, a
     where int8 outruns bf16, probe and screen."""
     probes = []
     monkeypatch.setattr(fast_generation, "screen_works", lambda: probes.append(1) or True)
+    monkeypatch.setattr(fast_generation, "BF16_MIN_WEIGHT", 0)
     model = tiny_model()
     with hardware.forced(int8_full_range="on", amx_int8=amx_int8), FastDecoder(model, weights=weights):
         screened = isinstance(model.lm_head, (ScreenedHead, ScreenedBf16Head))

@@ -79,7 +79,7 @@ from .layer_steps import (
 from .layer_steps import release as release_program
 from .packing import PACKED_ATTENTION, pack_sources, unpack
 from .pooled_tails import TailPool, generate_batches
-from .screened_argmax import screen_works
+from .screened_argmax import BF16_MIN_WEIGHT, screen_works
 from .search import beam_search, greedy_search
 from .session_modules import (
     INERT,
@@ -199,8 +199,9 @@ class FastDecoder:
             search finds each next token by screening the vocabulary with an int8 product and computing float32
             logits only for the tokens that can still be the largest ([`zhen.screened_argmax.ScreenedArgmax`]): the
             full float32 product's argmax, at a fraction of its cost. On a CPU only; by default in a float32 session,
-            and in a bf16 one where int8 products outrun bf16 ones (`zhen.hardware`'s `int8_outruns_bf16`), where
-            PyTorch multiplies int8 matrices.
+            and in a bf16 one where int8 products outrun bf16 ones (`zhen.hardware`'s `int8_outruns_bf16`) and the LM
+            head is large (`zhen.screened_argmax.BF16_MIN_WEIGHT`: transformer-base's 32k x 512), where PyTorch
+            multiplies int8 matrices.
         drafts (`bool`, *optional*): greedy search of up to `MAX_DRAFTED_SENTENCES` sentences (texts a call), in
             step, and beam search of one let an int8 copy of the decoder draft the next tokens, or a tree of the next
             beams, and check them with the model's own in one pass ([`zhen.draft_decoding.drafted_greedy_search`],
@@ -405,11 +406,15 @@ class FastDecoder:
     @functools.cached_property
     def screens_argmax(self) -> bool:
         """Whether this session's LM head screens greedy search's argmax: `screen_argmax`; by default in a float32
-        session, and in a bf16 one where int8 products outrun bf16 ones, where PyTorch multiplies int8 matrices on
-        the CPU (probed once per process, where a session would screen)."""
+        session, and in a bf16 one where int8 products outrun bf16 ones and the head has `BF16_MIN_WEIGHT` weights or
+        more, where PyTorch multiplies int8 matrices on the CPU (probed once per process, where a session would
+        screen)."""
         if self.screen_argmax is not None:
             return self.screen_argmax
-        return (self.weights == "packed" or current_hardware().int8_outruns_bf16()) and screen_works()
+        if self.weights == "bf16":
+            head = self.model.get_output_embeddings().weight
+            return current_hardware().int8_outruns_bf16() and head.numel() >= BF16_MIN_WEIGHT and screen_works()
+        return screen_works()
 
     def head_class(self) -> type | None:
         """What the session swaps in for the LM head: a float32 or bf16 copy, screened where [`screens_argmax`];

@@ -34,6 +34,9 @@ CHUNK = 64  # vocabulary positions screened as one block: whole blocks are dropp
 MAX_CANDIDATE_BLOCKS = 64  # per row on average; beyond that the screen saves too little and the full product decides
 MIN_PRODUCT = 1 << 23  # rows x vocabulary x width below which the screen's small operations cost more than it saves,
 MIN_WEIGHT = 3 << 20  # unless the weight is this large: a step of a few rows reads it all, and a quarter of it pays
+# A bf16 session screens LM heads of at least this many weights, where the int8 product's saving on the bf16 one
+# outweighs the screen's small operations (README, Performance)
+BF16_MIN_WEIGHT = 8 << 20
 SLACK = 1.01  # on the bound: float32 rounding of the estimates and of the logits themselves
 LOWEST = torch.iinfo(torch.int32).min
 FEW_ROWS = 8  # up to this many rows FBGEMM's product of its packed weight beats `torch._int_mm` (README, Performance)

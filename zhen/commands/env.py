@@ -45,7 +45,8 @@ def report() -> str:
     machine, cpu = hardware.current(), hardware.cpu_name()
     on_cpu = not machine.cuda
     float32_packed = machine.cpu_bf16 != "native" and machine.float32_packer() is not None
-    screened = (float32_packed or machine.int8_outruns_bf16()) and screen_works()
+    screened = float32_packed and screen_works()
+    screened_bf16 = not float32_packed and machine.int8_outruns_bf16() and screen_works()
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if hardware.environment_overrides() else ""),
@@ -59,7 +60,9 @@ def report() -> str:
            "float32 weights packed for MKL" if machine.float32_packer() == "mkl" else "the float32 weights as they are")
         + " on the CPU, the decoder's layers as one program, compiled by TorchScript once a model has decoded for a"
         " second (zhen.layer_steps)"
-        + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else "")
+        + (", greedy search's next token screened by an int8 product (zhen.screened_argmax)" if screened else
+           ", greedy search's next token screened by an int8 product where the LM head has 8M weights or more"
+           " (transformer-base's 32k x 512; zhen.screened_argmax)" if screened_bf16 else "")
         + _drafted_searches(machine, float32_packed)
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
