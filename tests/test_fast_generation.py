@@ -1877,3 +1877,52 @@ def test_attention_over_short_rows_softmaxed_as_columns_still_gives_generates_to
     assert_same_as_generate(tiny_model(), input_ids, attention_mask, session=session, forced_bos_token_id=ZH,
                             num_beams=num_beams, max_new_tokens=12)  # fmt: skip
     assert any(short)
+
+
+@pytest.mark.parametrize("fbgemm", ["on", "off"])
+def test_a_bf16_session_holds_the_sources_keys_and_values_in_bf16_where_row_sums_multiply_them(fbgemm, monkeypatch):
+    """The source's keys and values are bf16 products: held in bf16 they are the same numbers at half the bytes a step
+    reads, where FBGEMM's row sums multiply them (`fbgemm` on: batches, beams); batched matmuls (FBGEMM off, one text's
+    greedy search), slower in bf16 at a step's few rows, keep float32. Greedy and beam search run either way."""
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    held = []
+    new_cache = DecoderSteps.new_cache
+
+    def recorded(self, source_keys_values, dtype, workspace, beams):
+        cache = new_cache(self, source_keys_values, dtype, workspace, beams)
+        held.append([(layer.keys.clone(), layer.values.clone()) for layer in cache.layers])
+        return cache
+
+    monkeypatch.setattr(DecoderSteps, "new_cache", recorded)
+    options = dict(forced_bos_token_id=ZH, max_new_tokens=6)
+    with hardware.forced(cpu_bf16="native", fbgemm=fbgemm):
+        with FastDecoder(model, weights="bf16", drafts=False) as decoder:
+            for beams in (1, 4):
+                out = decoder.generate(input_ids, attention_mask, num_beams=beams, **options)
+                assert out.shape[0] == len(input_ids) and out.shape[1] > 2
+            decoder.generate(input_ids[:1], num_beams=1, **options)
+        monkeypatch.setattr(fast_generation, "source_dtype", lambda: torch.float32)
+        with FastDecoder(model, weights="bf16", drafts=False) as decoder:
+            decoder.generate(input_ids, attention_mask, num_beams=1, **options)
+    bf16 = torch.bfloat16 if fbgemm == "on" else torch.float32
+    assert [layers[0][0].dtype for layers in held] == [bf16, bf16, torch.float32, torch.float32]
+    for (keys, values), (keys32, values32) in zip(held[0], held[-1]):  # the same numbers
+        assert torch.equal(keys.float(), keys32) and torch.equal(values.float(), values32)
+
+
+@pytest.mark.skipif(hardware.detected().fbgemm == "off", reason="this PyTorch has no FBGEMM")
+@torch.inference_mode()
+def test_row_sums_of_a_bf16_table_are_its_float32_sums_rounded(monkeypatch):
+    """A bf16 table's weighted row sums (float32 weights rounded to bf16, as a session's softmax weights are), and its
+    batched matmul, give the float32 sums of the same numbers to bf16 rounding, in bf16."""
+    monkeypatch.setattr(decoding_cache.DECODING, "row_sums", True, raising=False)
+    generator = torch.Generator().manual_seed(0)
+    table = torch.randn(3, 2, 5, 16, generator=generator).bfloat16()
+    weights = torch.randn(3, 2, 4, 5, generator=generator)
+    rows = row_index(table, 4)
+    assert rows is not None
+    expected = torch.matmul(weights.bfloat16().float(), table.float())
+    for exact in (layer_steps.multiply(weights, table, rows), layer_steps.multiply(weights, table, None)):
+        assert exact.dtype == torch.bfloat16
+        torch.testing.assert_close(exact.float(), expected, rtol=1e-2, atol=1e-2)

@@ -43,8 +43,9 @@ class DecoderSteps:
                  attention_dtype: torch.dtype | None = None, workspace: Workspace | None = None,
                  layer_steps: "DecoderLayerSteps | None" = None,
                  source_keys_values: list[tuple[torch.Tensor, torch.Tensor]] | None = None):  # fmt: skip
-        """`attention_dtype`: what the decoder's attention computes in, where the encoder's output comes in another
-        (a bf16 session: bf16 encoder output, float32 attention); by default the encoder output's. `workspace`: the
+        """`attention_dtype`: what the source's keys and values are held in for cross-attention, where the encoder's
+        output comes in another (a bf16 session: bf16 encoder output, float32 or bf16 source keys and values:
+        `zhen.fast_generation.source_dtype`); by default the encoder output's. `workspace`: the
         session's kept memory (by default new memory). `layer_steps`: the decoder's layers as one program
         ([`zhen.layer_steps.DecoderLayerSteps`], scripted or not) that steps run instead of the layers' forwards
         (the model must allow it: [`inline_layers_work`]). `source_keys_values`: each layer's keys and values of the

@@ -592,10 +592,11 @@ class FastDecoder:
         inline_layers = inline_layers and inline_layers_work(self.model) and not torch.is_autocast_enabled(device_type)
         layer_steps = self.layer_steps(script_layers, len(input_ids) * num_beams) if inline_layers else None
         # In bf16 the encoder (but one text's, whose layers' program multiplies in bf16 itself), and the source's keys
-        # and values for cross-attention, run under autocast; the decoder's norms, attention and cache stay float32.
+        # and values for cross-attention, run under autocast; the decoder's norms, attention and cache stay float32,
+        # but for the source's keys and values where row sums multiply them ([`source_dtype`]).
         encoder_states = self.encode(input_ids, attention_mask, in_bf16, script_layers)
         with torch.autocast(device_type, torch.bfloat16, enabled=in_bf16):
-            attention_dtype = torch.float32 if in_bf16 else None
+            attention_dtype = source_dtype() if in_bf16 else None
             arguments = (self.model, encoder_states, attention_mask, num_beams, max_length, attention_dtype,
                          workspace or self.workspace, layer_steps)  # fmt: skip
             if self.cuda_graphs:
@@ -888,6 +889,14 @@ def _lock_of(model) -> threading.RLock:
     ([`wait_for_sessions`])."""
     with _LOCKS_GUARD:
         return _LOCKS.setdefault(model, threading.RLock())
+
+
+def source_dtype() -> torch.dtype:
+    """The dtype a bf16 session's decoder steps hold the source's keys and values in: they are bf16 products, so bf16
+    loses nothing of them and halves what each step reads, where FBGEMM's row sums multiply them (this call's
+    `DECODING.row_sums`; measured: README, Performance); float32 where batched matmuls do, whose bf16 kernels at a
+    step's few rows are slower than float32's."""
+    return torch.bfloat16 if getattr(DECODING, "row_sums", False) else torch.float32
 
 
 def session_weights(model) -> str:

@@ -35,9 +35,9 @@ Groups = tuple[torch.Tensor, torch.Tensor, list[tuple[int, int]], list[torch.Ten
 
 def rows_fit(table: torch.Tensor) -> bool:
     """Whether `weights @ table` (`(n, heads, queries, k) @ (n, heads, k, m)`) can be taken as weighted sums of the
-    rows of a float32 `table`: each `table[i, j]` is `k` rows of `m` values one after the other, the `(i, j)` blocks
-    at a fixed stride (a cache's rows are followed by its unwritten ones)."""
-    if table.dtype != torch.float32:
+    rows of a float32 or bf16 `table`: each `table[i, j]` is `k` rows of `m` values one after the other, the `(i, j)`
+    blocks at a fixed stride (a cache's rows are followed by its unwritten ones)."""
+    if table.dtype != torch.float32 and table.dtype != torch.bfloat16:
         return False
     heads, k, m = table.shape[1], table.shape[2], table.shape[3]
     block = table.stride(1)
@@ -46,10 +46,12 @@ def rows_fit(table: torch.Tensor) -> bool:
 
 
 def multiply(weights: torch.Tensor, table: torch.Tensor, rows: RowIndex | None) -> torch.Tensor:
-    """`weights @ table`: FBGEMM's weighted sums of the rows of a float32 `table` ([`rows_fit`]) that `rows` index
-    (`embedding_bag`: one streaming pass over the cache, where a batched matmul multiplies each block as a small
+    """`weights @ table` in `table`'s dtype: FBGEMM's weighted sums of the rows of `table` ([`rows_fit`]) that `rows`
+    index (`embedding_bag`: one streaming pass over the cache, where a batched matmul multiplies each block as a small
     matrix of a few query rows), or without `rows` a batched matmul."""
-    if rows is None or weights.dtype != torch.float32 or not rows_fit(table):
+    if weights.dtype != table.dtype:
+        weights = weights.to(table.dtype)
+    if rows is None or not rows_fit(table):
         return torch.matmul(weights, table)
     n, heads, queries = weights.shape[0], weights.shape[1], weights.shape[2]
     m, block = table.shape[3], table.stride(1)
@@ -60,11 +62,12 @@ def multiply(weights: torch.Tensor, table: torch.Tensor, rows: RowIndex | None) 
 
 def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bias: torch.Tensor | None, scaling: float,
            key_rows: RowIndex | None, value_rows: RowIndex | None) -> torch.Tensor:  # fmt: skip
-    """softmax(q kᵀ · scaling + bias) v of one query per row, softmax in float32 as `eager_attention_forward`. Where
+    """softmax(q kᵀ · scaling + bias) v of one query per row, softmax in float32 as `eager_attention_forward`, in the
+    query's dtype (keys and values may be held in bf16: `zhen.fast_generation.source_dtype`). Where
     `key` has fewer rows than `query` (the source's keys, once per sentence), the `rows // batch` beams of a sentence
     attend as one block of queries. `key_rows` and `value_rows` index the rows of `keyᵀ` and `value` for
     [`multiply`]. Returns `(rows, 1, heads, head_dim)`."""
-    rows, heads = query.shape[0], query.shape[1]
+    rows, heads, dtype = query.shape[0], query.shape[1], query.dtype
     batch = key.shape[0]
     if batch != rows:  # beams of a sentence: (batch * beams, heads, 1, d) -> (batch, heads, beams, d)
         query = query.view(batch, rows // batch, heads, -1).transpose(1, 2)
@@ -78,7 +81,7 @@ def attend(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bias: to
     weights = hardware.row_softmax(scores)
     if value.dtype != torch.float32:
         weights = weights.to(value.dtype)
-    output = multiply(weights, value, value_rows)  # (n, heads, queries, d)
+    output = multiply(weights, value, value_rows).to(dtype)  # (n, heads, queries, d), in the query's dtype
     if batch != rows:
         return output.transpose(1, 2).reshape(rows, 1, heads, -1)
     return output.transpose(1, 2)

@@ -1,0 +1,23 @@
+import time, torch
+torch.set_num_threads(1)
+def t(f, n=50):
+    for _ in range(5): f()
+    best = 1e9
+    for _ in range(5):
+        s = time.perf_counter()
+        for _ in range(n): f()
+        best = min(best, (time.perf_counter() - s) / n)
+    return best * 1e6
+B, H, D, MAX = 64, 8, 64, 34
+cache = torch.randn(B, H, MAX, 1, D)
+for L in (8, 16, 33):
+    keys = cache[:, :, :L]
+    q = torch.randn(B, H, 1, D)
+    a = lambda: torch.matmul(q, keys.reshape(B, H, L, D).transpose(-1, -2))
+    b = lambda: (keys.reshape(B, H, L, D) * q).sum(-1)
+    c = lambda: torch.einsum("bhqd,bhld->bhql", q, keys.reshape(B, H, L, D))
+    kt = torch.randn(B, H, D, MAX)[..., :L]
+    d = lambda: torch.matmul(q, kt)
+    ref = a()
+    assert torch.allclose(b()[:, :, None], ref, atol=1e-4)
+    print(f"L {L}: bmm {t(a):.0f} us, mul-sum {t(b):.0f}, einsum {t(c):.0f}, bmm dim-major {t(d):.0f}")
