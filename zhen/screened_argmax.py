@@ -40,12 +40,12 @@ BF16_MIN_WEIGHT = 8 << 20
 SLACK = 1.01  # on the bound: float32 rounding of the estimates and of the logits themselves
 LOWEST = torch.iinfo(torch.int32).min
 FEW_ROWS = 8  # up to this many rows FBGEMM's product of its packed weight beats `torch._int_mm` (README, Performance)
-# ... with VNNI's kernels and no AMX (whose tiles `_int_mm` may use), up to these many, or at widths of `VNNI_WIDE` or
-# more up to `VNNI_WIDE_FEW_ROWS`: FBGEMM's kernels are slower at narrow widths (README, Performance)
-VNNI_FEW_ROWS, VNNI_WIDE_FEW_ROWS, VNNI_WIDE = 16, 64, 512
 # ... where the weight is this large: on smaller ones the 7-bit values' wider bound costs more candidates than it saves
 # (8-bit values keep `_int_mm`'s bound, so any weight the screen runs on)
 FEW_ROWS_MIN_WEIGHT = 8 << 20
+# With VNNI's kernels and no AMX (whose tiles `_int_mm` may use), FBGEMM's product beats `_int_mm`'s up to this many
+# rows, or up to `VNNI_WIDE_FEW_ROWS` at widths of `VNNI_WIDE` or more (README, Performance)
+VNNI_FEW_ROWS, VNNI_WIDE_FEW_ROWS, VNNI_WIDE = 16, 64, 512
 # Few-row screens a screen runs with `torch._int_mm` before FBGEMM packs its weight: packing the base vocabulary's
 # takes ~100 ms, what about this many of `_int_mm`'s calls pay more than FBGEMM's (so a one-off call never pays it).
 PACK_AFTER = 256
