@@ -1,13 +1,9 @@
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from best_time import best_seconds
 import time, torch
 torch.set_num_threads(1)
-def t(f, n=30):
-    for _ in range(3): f()
-    best = 1e9
-    for _ in range(5):
-        s = time.perf_counter()
-        for _ in range(n): f()
-        best = min(best, (time.perf_counter() - s) / n)
-    return best * 1e6
+t = lambda f: best_seconds(f, 30, 5, 3) * 1e6
 rows, heads, d = 64, 8, 64
 for L in (28, 104):
     # cross-attention scores: keys by dimension (rows, heads, d, L): bags of d rows of length L weighted by q

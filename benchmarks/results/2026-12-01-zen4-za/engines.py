@@ -1,15 +1,11 @@
 """One thread: FBGEMM's packed int8 sums (8-bit levels) vs torch._int_mm, by rows and LM head shape."""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from best_time import best_seconds
 import sys, time, torch
 from zhen.screened_argmax import fbgemm_packed, fbgemm_sums
 torch.set_num_threads(1)
-def t(f, n=20):
-    for _ in range(3): f()
-    best = 1e9
-    for _ in range(7):
-        s = time.perf_counter()
-        for _ in range(n): f()
-        best = min(best, (time.perf_counter() - s) / n)
-    return best * 1e3
+t = lambda f: best_seconds(f, 20, 7, 3) * 1e3
 for vocab, width in ((16000, 256), (32000, 256), (32000, 512), (16000, 512), (64000, 512)):
     w = torch.randint(-127, 128, (vocab, width), dtype=torch.int8)
     packed = fbgemm_packed(w, 127)

@@ -1,4 +1,7 @@
 """bf16 session head (Bf16Linear, 64 rows) vs ScreenedArgmax on hidden states of a random base model."""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from best_time import best_seconds
 import sys, time, torch
 sys.path.insert(0, "benchmarks")
 from common import zhen_model
@@ -20,14 +23,7 @@ with torch.inference_mode():
     print("screen", None if got is None else bool((got == ref).all()))
     b = b16(hidden).argmax(-1)
     print("bf16 agrees with fp32 argmax", float((b == ref).float().mean()))
-    def t(f, n=50):
-        for _ in range(5): f()
-        best = 1e9
-        for _ in range(5):
-            s = time.perf_counter()
-            for _ in range(n): f()
-            best = min(best, (time.perf_counter() - s) / n)
-        return best * 1e3
+    t = lambda f: best_seconds(f, 50, 5, 5) * 1e3
     for rows in (64, 32, 16, 8):
         h = hidden[:rows].contiguous()
         tb = t(lambda: b16(h).argmax(-1))

@@ -1,13 +1,9 @@
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from best_time import best_seconds
 import time, torch
 torch.set_num_threads(1)
-def t(f, n=50):
-    for _ in range(5): f()
-    best = 1e9
-    for _ in range(5):
-        s = time.perf_counter()
-        for _ in range(n): f()
-        best = min(best, (time.perf_counter() - s) / n)
-    return best * 1e6
+t = lambda f: best_seconds(f, 50, 5, 5) * 1e6
 B, H, D, MAX = 64, 8, 64, 34
 cache = torch.randn(B, H, MAX, 1, D)
 for L in (8, 16, 33):

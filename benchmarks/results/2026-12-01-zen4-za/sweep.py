@@ -1,5 +1,8 @@
 """One thread: bf16 session head + argmax (Bf16Linear as a session has it) vs the int8 screen (FBGEMM packed /
 _int_mm), by rows, on hidden states of the trained small-cpu model (d256, 16k) and a random base model (d512, 32k)."""
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from best_time import best_seconds
 import sys, time, torch
 sys.path.insert(0, "benchmarks")
 import zhen.screened_argmax as sa
@@ -8,14 +11,7 @@ from zhen.screened_argmax import ScreenedArgmax
 from zhen import ZhenForConditionalGeneration
 from common import zhen_model
 torch.set_num_threads(1)
-def t(f, n=40):
-    for _ in range(3): f()
-    best = 1e9
-    for _ in range(7):
-        s = time.perf_counter()
-        for _ in range(n): f()
-        best = min(best, (time.perf_counter() - s) / n)
-    return best * 1e3
+t = lambda f: best_seconds(f, 40, 7, 3) * 1e3
 def hidden_of(model, rows, vocab):
     with torch.inference_mode():
         enc = model.get_encoder()(input_ids=torch.randint(5, vocab, (rows, 20)))
@@ -31,12 +27,12 @@ for name, model in (("small-cpu", ZhenForConditionalGeneration.from_pretrained("
     with torch.inference_mode():
         for rows in (1, 2, 4, 8, 16, 32, 64, 128, 256):
             h = hid[:rows].contiguous()
-            sa.FEW_ROWS, sa.PACK_AFTER = 1 << 30, 0
+            screen.few_rows, sa.PACK_AFTER = 1 << 30, 0
             tf = t(lambda: screen(h))
-            sa.FEW_ROWS = 0
+            screen.few_rows = 0
             ti = t(lambda: screen(h))
             tb = t(lambda: b16(h).argmax(-1))
-            sa.FEW_ROWS, sa.PACK_AFTER = 1 << 30, 0
+            screen.few_rows, sa.PACK_AFTER = 1 << 30, 0
             ok = screen(h)
             ok = None if ok is None else bool((ok == (h @ head.weight.T).argmax(-1)).all())
             print(f"{name} rows {rows}: bf16 {tb:.3f} ms, screen fbgemm {tf:.3f} ({tb/tf:.2f}x), _int_mm {ti:.3f} ({tb/ti:.2f}x), exact {ok}", flush=True)
