@@ -40,6 +40,7 @@ from zhen.session_modules import Bf16Linear, Bf16ReluMLP, PackedLinear
 
 PAD, EOS, EN, ZH = 0, 2, 4, 5
 VARIANTS = list(itertools.product(["sinusoidal", "learned", "rope"], [True, False]))
+NO_ONEDNN_BF16 = "oneDNN cannot multiply bf16 on this CPU (it needs AVX-512 BW/VL/DQ or AVX-NE-CONVERT)"
 
 
 def tiny_model(seed=0, vocab_size=600, **overrides) -> ZhenForConditionalGeneration:
@@ -788,8 +789,8 @@ def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing, smal
     """Exactly the plain bf16 product, packed or not; but a product of few rows by a small weight: the float32
     weight's own (`nn.Linear`'s), as the layers' program has it. With gradients enabled (a training step during a
     session), the weight's own product and its gradient."""
-    if onednn_packing == "on" and hardware.detected().onednn_packing == "off":
-        pytest.skip("this PyTorch build has no oneDNN")
+    if onednn_packing == "on" and not hardware.detected().packs_bf16():
+        pytest.skip(NO_ONEDNN_BF16)
     monkeypatch.setattr(layer_steps, "BF16_SMALL_WEIGHT", small_weight)
     torch.manual_seed(0)
     for linear in (torch.nn.Linear(64, 300), torch.nn.Linear(64, 300, bias=False)):
@@ -872,8 +873,8 @@ def test_a_bf16_session_multiplies_few_rows_in_float32_only_for_a_small_decoder_
 def test_bf16_relu_mlp_equals_its_two_session_linears_and_relu(onednn_packing):
     """ReLU fused into fc1's bf16 product, its bf16 output fed to fc2: exactly what the two `Bf16Linear`s and a float32
     ReLU between them give (ReLU commutes with rounding to bf16); the model's own MLP under autocast."""
-    if onednn_packing == "on" and hardware.detected().onednn_packing == "off":
-        pytest.skip("this PyTorch build has no oneDNN")
+    if onednn_packing == "on" and not hardware.detected().packs_bf16():
+        pytest.skip(NO_ONEDNN_BF16)
     model = tiny_model(vocab_size=40)
     mlp = model.get_decoder().layers[0].mlp
     with hardware.forced(onednn_packing=onednn_packing):
@@ -904,18 +905,37 @@ def test_bf16_session_fuses_relu_mlps_only_and_decodes_as_without_fusion(activat
     assert Bf16ReluMLP not in {type(m) for m in model.modules()}
 
 
-@pytest.mark.skipif(hardware.detected().onednn_packing == "off", reason="this PyTorch build has no oneDNN")
+@pytest.mark.skipif(not hardware.detected().packs_bf16(), reason=NO_ONEDNN_BF16)
 @pytest.mark.parametrize("num_beams", [1, 3])
 def test_packed_bf16_session_decodes_exactly_as_the_unpacked_one(num_beams):
+    """Packed or not (no oneDNN packing, or a oneDNN that cannot multiply bf16 here), the same tokens."""
     model = tiny_model()
     input_ids, attention_mask = padded_sources()
     ids = {}
-    for packing in ("on", "off"):
-        with hardware.forced(onednn_packing=packing), FastDecoder(model, weights="bf16") as decoder:
-            assert all(m.packed == (packing == "on") for m in model.modules() if isinstance(m, Bf16Linear))
-            ids[packing] = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8,
-                                            num_beams=num_beams)  # fmt: skip
-    assert torch.equal(ids["on"], ids["off"])
+    for machine in (dict(), dict(onednn_packing="off"), dict(onednn_bf16="off")):
+        with hardware.forced(**machine), FastDecoder(model, weights="bf16") as decoder:
+            assert all(m.packed == (not machine) for m in model.modules() if isinstance(m, Bf16Linear))
+            ids[str(machine)] = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8,
+                                                 num_beams=num_beams)  # fmt: skip
+    assert torch.equal(ids["{}"], ids["{'onednn_packing': 'off'}"])
+    assert torch.equal(ids["{}"], ids["{'onednn_bf16': 'off'}"])
+
+
+@pytest.mark.parametrize("num_beams", [1, 3])
+def test_a_bf16_session_runs_where_onednn_cannot_multiply_bf16(num_beams):
+    """On an AVX2 CPU (AMD Zen 3) oneDNN refuses to pack bf16 weights: a bf16 session forced there (`cpu_bf16`
+    native: tests, `ZHEN_HARDWARE`) multiplies its bf16 copies as they are, and decodes as `generate` under autocast
+    on nearly every token."""
+    model = tiny_model()
+    input_ids, attention_mask = padded_sources()
+    with hardware.forced(cpu_bf16="native", onednn_bf16="off"), FastDecoder(model) as decoder:
+        linears = [m for m in model.modules() if isinstance(m, Bf16Linear)]
+        assert decoder.weights == "bf16" and linears and not any(m.packed for m in linears)
+        out = decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=8, num_beams=num_beams)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        reference = model.generate(input_ids, attention_mask=attention_mask, forced_bos_token_id=ZH, max_new_tokens=8,
+                                   num_beams=num_beams, do_sample=False)  # fmt: skip
+    assert out.shape[0] == reference.shape[0] and (out[:, :3] == reference[:, :3]).all()
 
 
 def test_bf16_session_translates_a_trained_model_as_float32_does(tiny_model, tiny_tokenizer, tiny_pairs):

@@ -391,7 +391,8 @@ def test_only_a_session_that_would_screen_probes_for_the_int8_product(weights, a
     monkeypatch.setattr(fast_generation, "screen_works", lambda: probes.append(1) or True)
     monkeypatch.setattr(fast_generation, "BF16_MIN_WEIGHT", 0)
     model = tiny_model()
-    with hardware.forced(int8_full_range="on", amx_int8=amx_int8), FastDecoder(model, weights=weights):
+    machine = dict(cpu_bf16="native", int8_full_range="on", amx_int8=amx_int8)  # the AMX machine's, on every CPU
+    with hardware.forced(**machine), FastDecoder(model, weights=weights):
         screened = isinstance(model.lm_head, (ScreenedHead, ScreenedBf16Head))
     expected = weights == "packed" or amx_int8 == "off"
     assert screened == expected and len(probes) == expected

@@ -4,8 +4,8 @@
 Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on the CPU, MKL weight packing for
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
-`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,mkl_few_rows=off,fbgemm=off,glibc_malloc=off,`
-`onednn_int8=off,amx_int8=off,int8_full_range=off` (one variable, the fields separated by commas).
+`ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,onednn_bf16=off,mkl_few_rows=off,fbgemm=off,`
+`glibc_malloc=off,onednn_int8=off,amx_int8=off,int8_full_range=off` (one variable, the fields separated by commas).
 
 `zhen-env` prints what zhen found on this machine and what it does there (`zhen.commands.env.report`).
 
@@ -41,7 +41,11 @@ class Hardware:
         cpu_bf16 (`str`): `"native"` where the CPU multiplies bfloat16 in hardware (AMX or AVX512-BF16), `"emulated"`
             where PyTorch converts to float32 inside its kernels at about a quarter of float32's rate.
         mkl_packing (`str`): `"on"` where PyTorch's MKL can pack float32 weights once for few-row products (decoding).
-        onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack weights (bf16, float32) once for decoding.
+        onednn_packing (`str`): `"on"` where PyTorch's oneDNN can pack weights (float32, and bf16 where `onednn_bf16`)
+            once for decoding.
+        onednn_bf16 (`str`): `"on"` where oneDNN multiplies bf16 with the CPU's own instructions (AVX-512 BW/VL/DQ or
+            AVX-NE-CONVERT on x86, ARM's bf16), which its packed bf16 weights need. Where it is off (AVX2 CPUs such as
+            AMD Zen 3), a bf16 session, forced there, multiplies its bf16 weights as they are.
         float32_packing (`str`): which packing float32 decoding weights take where PyTorch has both: `"mkl"` or
             `"onednn"`, whichever multiplies faster on this CPU, measured once ([`mkl_measured_faster`]: MKL's on
             the Intel Xeons measured so far, oneDNN's on the AMD EPYCs, where MKL runs code for older CPUs);
@@ -74,6 +78,7 @@ class Hardware:
     cpu_bf16: str
     mkl_packing: str
     onednn_packing: str
+    onednn_bf16: str
     float32_packing: str
     mkl_few_rows: str
     fbgemm: str
@@ -94,6 +99,10 @@ class Hardware:
         """`float32_packing`, measured now if not yet ([`measured_float32_packing`])."""
         return measured_float32_packing() if self.float32_packing == MEASURED else self.float32_packing
 
+    def packs_bf16(self) -> bool:
+        """Whether bf16 decoding weights are packed into oneDNN's GEMM layout here (`onednn_packing`, `onednn_bf16`)."""
+        return self.onednn_packing == "on" and self.onednn_bf16 == "on"
+
     def int8_outruns_bf16(self) -> bool:
         """Whether the CPU's int8 products outrun its bf16 ones: int8 by VNNI's kernels (8-bit sums exact,
         `int8_full_range`), bf16 natively but not in AMX tiles (AVX512-BF16 alone, as on AMD EPYC Zen 4 and Zen 5).
@@ -104,6 +113,7 @@ class Hardware:
     def describe(self) -> str:
         gpu = f"CUDA ({'bf16' if self.cuda_bf16 else 'no bf16'})" if self.cuda else "no CUDA GPU"
         packing = f"MKL weight packing {self.mkl_packing}, oneDNN weight packing {self.onednn_packing}"
+        packing += f", oneDNN bf16 {self.onednn_bf16}"
         preferred = "MKL" if self.preferred_float32_packing() == "mkl" else "oneDNN"
         packing += f", float32 weights packed by {preferred} where both can"
         packing += f", few-row float32 products by MKL {self.mkl_few_rows}"
@@ -133,6 +143,7 @@ def detected() -> Hardware:
         cpu_bf16="native" if native else "emulated",
         mkl_packing="on" if mkl else "off",
         onednn_packing="on" if onednn else "off",
+        onednn_bf16="on" if onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported() else "off",
         float32_packing=MEASURED if mkl and onednn else "onednn",
         mkl_few_rows="on" if mkl and _cpu_vendor() == "GenuineIntel" else "off",
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
@@ -333,6 +344,7 @@ def _check(values: dict, source: str) -> None:
         "cpu_bf16": CPU_BF16,
         "mkl_packing": SWITCHES,
         "onednn_packing": SWITCHES,
+        "onednn_bf16": SWITCHES,
         "float32_packing": ("mkl", "onednn"),
         "mkl_few_rows": SWITCHES,
         "fbgemm": SWITCHES,

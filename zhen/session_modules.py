@@ -206,10 +206,10 @@ def relu_fuses(linear: nn.Module) -> bool:
 class Bf16Linear(nn.Module):
     """A float32 `nn.Linear` for decoding on a CPU with native bf16: it multiplies by a bfloat16 copy of its weight
     (made once per session) and returns float32, so that norms, attention and the cache stay float32. Where oneDNN can
-    (`zhen.hardware`: `onednn_packing`), the copy is packed once into oneDNN's GEMM layout: the same products, without
-    the reordering of the weight that each plain bf16 product of a few rows repeats. A product of up to `few_rows`
-    rows multiplies by the float32 weight as it is instead: faster there than a bf16 call (on a CPU, where the session
-    finds the model's decoder small enough, `FastDecoder.multiply_few_rows_in_float32`, and MKL fast:
+    (`zhen.hardware`: `Hardware.packs_bf16`), the copy is packed once into oneDNN's GEMM layout: the same products,
+    without the reordering of the weight that each plain bf16 product of a few rows repeats. A product of up to
+    `few_rows` rows multiplies by the float32 weight as it is instead: faster there than a bf16 call (on a CPU, where
+    the session finds the model's decoder small enough, `FastDecoder.multiply_few_rows_in_float32`, and MKL fast:
     `zhen.layer_steps.few_rows`)."""
 
     def __init__(self, linear: nn.Linear):
@@ -217,7 +217,7 @@ class Bf16Linear(nn.Module):
         self.linear = linear
         weight = linear.weight.detach().to(torch.bfloat16)
         self.bias = None if linear.bias is None else linear.bias.detach().to(torch.bfloat16)
-        self.packed = weight.device.type == "cpu" and current_hardware().onednn_packing == "on"
+        self.packed = weight.device.type == "cpu" and current_hardware().packs_bf16()
         self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, None) if self.packed else weight
         self.cpu_elements = weight.numel() if weight.device.type == "cpu" else 0  # read at every session's opening
         self.multiply_few_rows_in_float32(True)

@@ -54,7 +54,7 @@ def report() -> str:
         + ("packed batches and the fused loss" if hardware.packing_pays("cpu" if on_cpu else "cuda") else
            "the plain model (on a GPU it launches fewer kernels than the packed path)"),
         "zhen.translate and the pipeline decode with: "
-        + (f"bf16 copies of the decoder weights{' packed for oneDNN' * (machine.onednn_packing == 'on')}"
+        + (f"bf16 copies of the decoder weights{' packed for oneDNN' * machine.packs_bf16()}"
            if machine.cpu_bf16 == "native" else
            "float32 weights packed for oneDNN" if machine.float32_packer() == "onednn" else
            "float32 weights packed for MKL" if machine.float32_packer() == "mkl" else "the float32 weights as they are")
