@@ -21,7 +21,7 @@ import time
 
 import torch
 
-from zhen import fast_generation
+from zhen import fast_generation, hardware
 
 
 # The benchmarks time zhen's steady state: a model's layers' programs compiled by TorchScript from its first call,
@@ -227,9 +227,9 @@ def generate_flops(size: str, source_length: int, rows: int, beams: int, new_tok
 
 def gemm_peak(dtype: torch.dtype, n: int = 2048, seconds: float = 2.0, device: str = "cpu") -> float:
     """FLOP/s of an n x n x n matmul in `dtype` on this machine, now (best of several). On a CPU, the faster of
-    PyTorch's matmul (MKL's for float32 on x86) and oneDNN's product of the same operands: on AMD CPUs MKL's float32
-    is far slower than oneDNN's, which zhen's decoding uses. On a GPU n is 8192, the size at which its tensor cores
-    reach their rate."""
+    PyTorch's matmul (MKL's for float32 on x86) and oneDNN's product of the same operands (bf16 only where oneDNN
+    packs bf16: `zhen.hardware`'s `onednn_bf16`): on AMD CPUs MKL's float32 is far slower than oneDNN's, which zhen's
+    decoding uses. On a GPU n is 8192, the size at which its tensor cores reach their rate."""
     return gemm_rate(dtype, n, device)(seconds)
 
 
@@ -239,15 +239,19 @@ def gemm_rate(dtype: torch.dtype, n: int = 2048, device: str = "cpu"):
     n = 8192 if device != "cpu" else n
     a, b = torch.randn(n, n, dtype=dtype, device=device), torch.randn(n, n, dtype=dtype, device=device)
     products = [lambda: a @ b]
-    if device == "cpu" and torch.backends.mkldnn.is_available():
+    onednn_packs = hardware.detected().packs_bf16() if dtype == torch.bfloat16 else torch.backends.mkldnn.is_available()
+    if device == "cpu" and onednn_packs:
         weight = torch.ops.mkldnn._reorder_linear_weight(b.t().contiguous(), None)  # a @ b = linear(a, bᵀ)
         products.append(lambda: torch.ops.mkldnn._linear_pointwise(a, weight, None, "none", [], ""))
     return lambda seconds: max(_best_rate(product, 2 * n**3, seconds / len(products), device) for product in products)
 
 
 def _best_rate(product, flops: float, seconds: float, device: str) -> float:
+    start = time.perf_counter()
     product()
     synchronize(device)
+    if time.perf_counter() - start > seconds:  # one call outlasts the time given (bf16 without bf16 kernels: AVX2)
+        return flops / (time.perf_counter() - start)
     best, start = float("inf"), time.perf_counter()
     while time.perf_counter() - start < seconds:
         t = time.perf_counter()

@@ -60,6 +60,22 @@ def test_onednn_bf16_is_on_exactly_where_onednn_packs_a_bf16_weight():
         torch.testing.assert_close(product.float(), (x.float() @ weight.float().T), atol=0.1, rtol=0.02)
 
 
+@pytest.mark.parametrize("int8_ms, float32_ms, fast", [(7.0, 0.3, False), (0.3, 0.3, True), (1.4, 0.3, True)])
+def test_int8_matmul_is_fast_where_it_runs_within_a_few_times_float32s_product(monkeypatch, int8_ms, float32_ms,
+                                                                                fast):  # fmt: skip
+    """`torch._int_mm` is a plain loop on AVX2 CPUs (Zen 3: ~25x float32's product at the probe's shape), oneDNN's
+    kernels elsewhere; where it does not run at all, it is not fast either."""
+    times = iter([int8_ms / 1e3, float32_ms / 1e3])
+    monkeypatch.setattr(hardware, "_best_seconds", lambda product, repeats: next(times))
+    assert hardware.int8_matmul_fast() == fast
+
+    def no_int_mm(product, repeats):
+        raise RuntimeError("_int_mm: not implemented")
+
+    monkeypatch.setattr(hardware, "_best_seconds", no_int_mm)
+    assert not hardware.int8_matmul_fast()
+
+
 @pytest.mark.parametrize(
     "machine,on_cpu,expected",
     [
@@ -113,6 +129,13 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     assert ("greedy search's next token screened by an int8 product" in out) == screened_argmax.screen_works()
     drafted = "greedy search of 1 to 4 texts and one text's beam search on a large decoder drafted by an int8 copy"
     assert (drafted in out) == (hardware.current().fbgemm == "on")
+    for int8_matmul, fbgemm in [("off", "on"), ("off", "off")]:  # AVX2: FBGEMM's product alone, or none
+        with hardware.forced(cpu_bf16="emulated", int8_matmul=int8_matmul, fbgemm=fbgemm, cuda=False) as machine:
+            env.main([])
+            screened = screened_argmax.screen_pays(machine)
+        out = capsys.readouterr().out
+        assert f"int8 matmul {int8_matmul}" in out and screened == (fbgemm == "on" and screened_argmax.screen_works())
+        assert ("greedy search's next token screened by an int8 product" in out) == screened
     for cpu_bf16 in ("emulated", "native"):
         with hardware.forced(cpu_bf16=cpu_bf16, onednn_packing="on", fbgemm="off", cuda=False):
             env.main([])

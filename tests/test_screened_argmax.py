@@ -43,6 +43,16 @@ def peaked_hidden(linear: torch.nn.Linear, rows: int, seed: int = 1) -> torch.Te
     return linear.weight.detach()[targets] * 40 + noise
 
 
+@pytest.fixture(params=["on", "off"])
+def int8_matmul(request):
+    """Both ways the screen multiplies many rows: `torch._int_mm` (fast where it has kernels) or, where that is a plain
+    loop (AVX2: Zen 3), FBGEMM's packed weight for every row count."""
+    if request.param == "off" and hardware.detected().fbgemm == "off":
+        pytest.skip("this PyTorch has no FBGEMM")
+    with hardware.forced(int8_matmul=request.param):
+        yield request.param
+
+
 def full_argmax(linear: torch.nn.Linear, hidden: torch.Tensor, banned: int | None = None) -> torch.Tensor:
     logits = linear(hidden)
     if banned is not None:
@@ -54,7 +64,7 @@ def full_argmax(linear: torch.nn.Linear, hidden: torch.Tensor, banned: int | Non
 @pytest.mark.parametrize("rows", [1, 7, 64])
 @pytest.mark.parametrize("bias", [False, True])
 @torch.inference_mode()
-def test_the_screen_finds_the_full_products_argmax(vocab, width, rows, bias):
+def test_the_screen_finds_the_full_products_argmax(vocab, width, rows, bias, int8_matmul):
     linear = head(vocab, width, bias)
     hidden = peaked_hidden(linear, rows)
     tokens = ScreenedArgmax(linear)(hidden)
@@ -62,7 +72,7 @@ def test_the_screen_finds_the_full_products_argmax(vocab, width, rows, bias):
 
 
 @torch.inference_mode()
-def test_flat_logits_are_still_right_or_declined():
+def test_flat_logits_are_still_right_or_declined(int8_matmul):
     """Untrained weights give logits with many near rivals: the screen keeps every token its bound cannot rule out,
     so it answers the argmax or, with too many candidates, declines."""
     linear = head(4096, 64)
@@ -76,7 +86,7 @@ def test_flat_logits_are_still_right_or_declined():
 
 
 @torch.inference_mode()
-def test_ties_go_to_the_first_token_and_banned_tokens_are_never_chosen():
+def test_ties_go_to_the_first_token_and_banned_tokens_are_never_chosen(int8_matmul):
     linear = head(512, 32)
     with torch.no_grad():
         linear.weight[300] = linear.weight[7]  # two tokens with the same logits everywhere
@@ -92,7 +102,7 @@ def test_ties_go_to_the_first_token_and_banned_tokens_are_never_chosen():
 
 @pytest.mark.parametrize("bias", [False, True])
 @torch.inference_mode()
-def test_one_row_is_screened_as_in_a_batch(bias):
+def test_one_row_is_screened_as_in_a_batch(bias, int8_matmul):
     """A step of one sentence takes its own path (`one_row`): the same tokens as the batch's path and the full
     product, ties to the first token, banned tokens never, declines where it cannot tell."""
     linear = head(CHUNK * 37 + 5, 24, bias)
@@ -148,7 +158,7 @@ def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, b
     sums = screened_argmax.fbgemm_sums
     monkeypatch.setattr(screened_argmax, "fbgemm_sums", lambda *args: products.append(1) or sums(*args))
     for fbgemm in ("on", "off"):
-        with hardware.forced(fbgemm=fbgemm, int8_full_range=full_range):
+        with hardware.forced(fbgemm=fbgemm, int8_full_range=full_range, int8_matmul="on"):
             screen = ScreenedArgmax(linear)
             for _ in range(2):  # `_int_mm` until the screen has run `PACK_AFTER` few-row screens, then FBGEMM
                 products.clear()
@@ -164,21 +174,23 @@ def test_a_few_rows_multiply_by_a_weight_fbgemm_packed_once(monkeypatch, rows, b
             assert tokens[-1] == 300 and screen(hidden)[-1] == 7  # the tied pair: the first unless banned
     assert screen(torch.full((rows, 24), torch.nan)) is None
     monkeypatch.setattr(screened_argmax, "FEW_ROWS_MIN_WEIGHT", linear.weight.numel() + 1)
-    with hardware.forced(int8_full_range=full_range):  # a weight this small: for 7 bits `_int_mm` at any rows
+    with hardware.forced(int8_full_range=full_range, int8_matmul="on"):  # this small: for 7 bits `_int_mm` always
         small = ScreenedArgmax(linear).fbgemm_weight
     assert (small is not None) == (full_range == "on" == hardware.detected().fbgemm)
 
 
 @pytest.mark.parametrize("amx_int8", ["on", "off"])
 @pytest.mark.parametrize("full_range", ["on", "off"])
-def test_vnni_without_amx_sends_more_rows_to_fbgemm(full_range, amx_int8):
+@pytest.mark.parametrize("int8_matmul", ["on", "off"])
+def test_vnni_without_amx_sends_more_rows_to_fbgemm(full_range, amx_int8, int8_matmul):
     """FBGEMM's VNNI kernels beat `torch._int_mm` (which packs the weight anew each call) well past a few rows, the
     more so at wider hidden states; with AMX, `_int_mm` may multiply in its tiles, and without VNNI FBGEMM's kernels
-    are slower from 8 rows: `FEW_ROWS` there."""
-    with hardware.forced(int8_full_range=full_range, amx_int8=amx_int8) as machine:
+    are slower from 8 rows: `FEW_ROWS` there; but where `_int_mm` is a plain loop (AVX2: Zen 3), every row."""
+    with hardware.forced(int8_full_range=full_range, amx_int8=amx_int8, int8_matmul=int8_matmul) as machine:
         vnni = full_range == "on" and amx_int8 == "off"
-        assert fbgemm_rows(256, machine) == (VNNI_FEW_ROWS if vnni else FEW_ROWS)
-        assert fbgemm_rows(512, machine) == (64 if vnni else FEW_ROWS)
+        few_rows = {256: VNNI_FEW_ROWS if vnni else FEW_ROWS, 512: 64 if vnni else FEW_ROWS}
+        for width in (256, 512):
+            assert fbgemm_rows(width, machine) == (few_rows[width] if int8_matmul == "on" else sys.maxsize)
         assert ScreenedArgmax(head(CHUNK * 4, 512)).few_rows == fbgemm_rows(512, machine)
 
 
@@ -249,9 +261,11 @@ def screen_calls(monkeypatch):
 
 @pytest.mark.parametrize("cpu_bf16", ["emulated", "native"])
 @pytest.mark.parametrize("min_new_tokens", [0, 6])
-def test_a_float32_session_decodes_greedily_through_the_screen_as_without_it(cpu_bf16, min_new_tokens, screen_calls):
+def test_a_float32_session_decodes_greedily_through_the_screen_as_without_it(cpu_bf16, min_new_tokens, screen_calls,
+                                                                            int8_matmul):  # fmt: skip
     """Forced to each machine class: a float32 session (the default on a CPU without bf16 instructions) screens each
-    greedy step and returns exactly `model.generate`'s tokens; `screen_argmax=False` turns it off."""
+    greedy step, by `torch._int_mm` or FBGEMM alone, and returns exactly `model.generate`'s tokens;
+    `screen_argmax=False` turns it off."""
     model = tiny_model()
     input_ids, attention_mask = sources()
     options = dict(forced_bos_token_id=ZH, num_beams=1, max_new_tokens=12, min_new_tokens=min_new_tokens)
@@ -273,14 +287,17 @@ def test_a_float32_session_decodes_greedily_through_the_screen_as_without_it(cpu
     "machine, head_class",
     [
         (dict(cpu_bf16="emulated"), ScreenedHead),
+        (dict(cpu_bf16="emulated", int8_matmul="off"), ScreenedHead),  # AVX2 (Zen 3): FBGEMM's product alone
+        (dict(cpu_bf16="emulated", int8_matmul="off", fbgemm="off"), PackedLinear),  # no fast int8 product at all
         (dict(cpu_bf16="native", int8_full_range="on", amx_int8="off"), ScreenedBf16Head),  # AVX512-BF16 and VNNI
         (dict(cpu_bf16="native", int8_full_range="on", amx_int8="on"), Bf16Linear),  # bf16 in AMX tiles
         (dict(cpu_bf16="native", int8_full_range="off", amx_int8="off"), Bf16Linear),  # no VNNI
     ],
 )
 def test_the_default_session_screens_where_int8_outruns_its_products(machine, head_class, screen_calls, monkeypatch):
-    """A float32 session screens; a bf16 one where the CPU's int8 products outrun its bf16 ones (VNNI without AMX)
-    and the LM head is large (`BF16_MIN_WEIGHT`); `screen_argmax` forces either way."""
+    """A float32 session screens where it has a fast int8 product (`torch._int_mm`'s kernels or FBGEMM's); a bf16
+    one where the CPU's int8 products outrun its bf16 ones (VNNI without AMX) and the LM head is large
+    (`BF16_MIN_WEIGHT`); `screen_argmax` forces either way."""
     model = tiny_model()
     with hardware.forced(**machine), FastDecoder(model) as decoder:
         assert type(model.lm_head) is (Bf16Linear if head_class is ScreenedBf16Head else head_class)  # a small head
@@ -388,7 +405,7 @@ def test_only_a_session_that_would_screen_probes_for_the_int8_product(weights, a
     CPU whose bf16 products run in AMX tiles, which never screens, does not probe; a float32 session, and a bf16 one
     where int8 outruns bf16, probe and screen."""
     probes = []
-    monkeypatch.setattr(fast_generation, "screen_works", lambda: probes.append(1) or True)
+    monkeypatch.setattr("zhen.screened_argmax.screen_works", lambda: probes.append(1) or True)
     monkeypatch.setattr(fast_generation, "BF16_MIN_WEIGHT", 0)
     model = tiny_model()
     machine = dict(cpu_bf16="native", int8_full_range="on", amx_int8=amx_int8)  # the AMX machine's, on every CPU

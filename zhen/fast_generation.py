@@ -79,7 +79,7 @@ from .layer_steps import (
 from .layer_steps import release as release_program
 from .packing import PACKED_ATTENTION, pack_sources, unpack
 from .pooled_tails import TailPool, generate_batches
-from .screened_argmax import BF16_MIN_WEIGHT, screen_works
+from .screened_argmax import BF16_MIN_WEIGHT, screen_pays
 from .search import beam_search, greedy_search
 from .session_modules import (
     INERT,
@@ -408,13 +408,14 @@ class FastDecoder:
         """Whether this session's LM head screens greedy search's argmax: `screen_argmax`; by default in a float32
         session, and in a bf16 one where int8 products outrun bf16 ones and the head has `BF16_MIN_WEIGHT` weights or
         more, where PyTorch multiplies int8 matrices on the CPU (probed once per process, where a session would
-        screen)."""
+        screen) and fast (`torch._int_mm`'s kernels, or FBGEMM's: `screen_pays`)."""
         if self.screen_argmax is not None:
             return self.screen_argmax
         if self.weights == "bf16":
             head = self.model.get_output_embeddings().weight
-            return current_hardware().int8_outruns_bf16() and head.numel() >= BF16_MIN_WEIGHT and screen_works()
-        return screen_works()
+            machine = current_hardware()
+            return machine.int8_outruns_bf16() and head.numel() >= BF16_MIN_WEIGHT and screen_pays(machine)
+        return screen_pays(current_hardware())
 
     def head_class(self) -> type | None:
         """What the session swaps in for the LM head: a float32 or bf16 copy, screened where [`screens_argmax`];

@@ -5,7 +5,8 @@ Every hardware-dependent branch of zhen (bf16 arithmetic native or emulated on t
 decoding, CUDA) asks [`current`] instead of probing the machine itself, so a test can force each branch on any machine
 with [`forced`], and a user can with the environment variable `ZHEN_HARDWARE`, e.g.
 `ZHEN_HARDWARE=cpu_bf16=emulated,mkl_packing=off,onednn_packing=off,onednn_bf16=off,mkl_few_rows=off,fbgemm=off,`
-`glibc_malloc=off,onednn_int8=off,amx_int8=off,int8_full_range=off` (one variable, the fields separated by commas).
+`glibc_malloc=off,onednn_int8=off,amx_int8=off,int8_full_range=off,int8_matmul=off` (one variable, the fields
+separated by commas).
 
 `zhen-env` prints what zhen found on this machine and what it does there (`zhen.commands.env.report`).
 
@@ -71,6 +72,10 @@ class Hardware:
             activations to all 256 levels, half the rounding error of PyTorch's default 7 bits, which the AVX2 and
             AVX-512 kernels without VNNI need (they add pairs of products in int16, which 8-bit inputs can overflow).
             Measured once by a product whose sums overflow int16 pairs ([`int8_full_range_exact`]).
+        int8_matmul (`str`): `"on"` where `torch._int_mm` multiplies int8 matrices with optimized kernels; `"off"` where
+            it runs a plain loop (AVX2 CPUs without VNNI such as AMD Zen 3: 40-50x FBGEMM's time), or not at all.
+            Greedy search's int8 screen (`zhen.screened_argmax`) then multiplies through FBGEMM alone. Measured once
+            against float32's product of the same shape ([`int8_matmul_fast`]).
         cuda (`bool`): whether a CUDA GPU is available.
         cuda_bf16 (`bool`): whether that GPU computes in bfloat16.
     """
@@ -86,6 +91,7 @@ class Hardware:
     onednn_int8: str
     amx_int8: str
     int8_full_range: str
+    int8_matmul: str
     cuda: bool
     cuda_bf16: bool
 
@@ -119,7 +125,7 @@ class Hardware:
         packing += f", few-row float32 products by MKL {self.mkl_few_rows}"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
         packing += f", oneDNN int8 LM head {self.onednn_int8}, oneDNN int8 batches {self.amx_int8}"
-        packing += f", int8 full-range activations {self.int8_full_range}"
+        packing += f", int8 full-range activations {self.int8_full_range}, int8 matmul {self.int8_matmul}"
         return f"CPU bf16 {self.cpu_bf16}, {packing}, {gpu}"
 
 
@@ -151,6 +157,7 @@ def detected() -> Hardware:
         onednn_int8="on" if onednn_int8 else "off",
         amx_int8="on" if amx_int8 else "off",
         int8_full_range="on" if int8_full_range_exact() else "off",
+        int8_matmul="on" if int8_matmul_fast() else "off",
         cuda=cuda,
         cuda_bf16=cuda and torch.cuda.is_bf16_supported(),
     )
@@ -194,6 +201,23 @@ def _full_range_product(engine: str) -> float:
         return torch.ops.quantized.linear_dynamic(ones, packed, reduce_range=False).item()
     finally:
         torch.backends.quantized.engine = previous
+
+
+INT8_MATMUL_PROBE = (32, 256, 1024)  # rows, width, outputs: ~7 ms in a plain loop
+INT8_MATMUL_SLOWDOWN = 5  # a plain loop takes ~25x float32's time at this shape (AMD Zen 3), optimized kernels ~1x
+
+
+def int8_matmul_fast() -> bool:
+    """Whether `torch._int_mm` runs within `INT8_MATMUL_SLOWDOWN` times float32's product of the same shape (best of
+    three each; ~30 ms where it runs a plain loop, once per process); False where it does not run at all."""
+    rows, width, outputs = INT8_MATMUL_PROBE
+    x, weight = torch.randn(rows, width), torch.randn(width, outputs)
+    x8, weight8 = x.to(torch.int8), weight.to(torch.int8)
+    try:
+        int8_seconds = _best_seconds(lambda: torch._int_mm(x8, weight8), 3)
+    except (RuntimeError, AttributeError, NotImplementedError):
+        return False
+    return int8_seconds < INT8_MATMUL_SLOWDOWN * _best_seconds(lambda: x @ weight, 3)
 
 
 @functools.cache
@@ -352,6 +376,7 @@ def _check(values: dict, source: str) -> None:
         "onednn_int8": SWITCHES,
         "amx_int8": SWITCHES,
         "int8_full_range": SWITCHES,
+        "int8_matmul": SWITCHES,
         "cuda": (True, False),
         "cuda_bf16": (True, False),
     }

@@ -18,10 +18,13 @@ the vocabulary's largest `||s p||_1`, `||w - s p||_2`, `||s p||_2` stand for eve
 
 `torch._int_mm` packs the weight anew at every call of more than one row, which costs more than the product itself at
 a few rows; there FBGEMM's product of a weight it packed once gives the same sums (see [`fbgemm_sums`]), of 8-bit
-hidden values where its kernels sum them exactly (`zhen.hardware`'s `int8_full_range`), else of 7-bit ones.
+hidden values where its kernels sum them exactly (`zhen.hardware`'s `int8_full_range`), else of 7-bit ones. Where
+`torch._int_mm` runs a plain loop (`zhen.hardware`'s `int8_matmul` off: AVX2 CPUs such as AMD Zen 3), every screen
+multiplies through FBGEMM, and none runs without it.
 """
 
 import functools
+import sys
 import warnings
 
 import torch
@@ -75,23 +78,27 @@ class ScreenedArgmax:
         self.half_max_l1 = float(dequantized.abs().sum(1).max()) / 2
         self.max_l2 = float(dequantized.norm(dim=1).max())
         self.max_weight = float(weight.abs().max())
-        self.few_rows = fbgemm_rows(weight.shape[1], hardware.current())
+        machine = hardware.current()
+        self.int_mm = machine.int8_matmul == "on"  # else FBGEMM's product alone: `torch._int_mm` is a plain loop
+        self.few_rows = fbgemm_rows(weight.shape[1], machine)
         self.few_row_screens = 0
 
     def few_rows_weight(self):
-        """[`fbgemm_weight`] once this screen has run `PACK_AFTER` screens of a few rows, else None."""
+        """[`fbgemm_weight`] once this screen has run `PACK_AFTER` screens of a few rows (at once without a fast
+        `torch._int_mm`), else None."""
         self.few_row_screens += 1
-        return self.fbgemm_weight if self.few_row_screens > PACK_AFTER else None
+        return self.fbgemm_weight if self.few_row_screens > PACK_AFTER * self.int_mm else None
 
     @functools.cached_property
     def fbgemm_weight(self):
         """The int8 weight packed once for FBGEMM's product ([`fbgemm_sums`]) of hidden values of
         `self.fbgemm_levels`, or None where FBGEMM is off (`zhen.hardware`) or cannot give exact sums here, or the
-        weight is under `FEW_ROWS_MIN_WEIGHT` and the hidden values would take 7 bits."""
+        weight is under `FEW_ROWS_MIN_WEIGHT`, the hidden values would take 7 bits, and `torch._int_mm` is fast."""
         machine, width = hardware.current(), self.weight.shape[1]
         eight_bits = machine.int8_full_range == "on" and exact_in_float32(width, 127)
         self.fbgemm_levels = 127 if eight_bits else FBGEMM_LEVELS
-        if machine.fbgemm == "off" or self.fbgemm_levels == FBGEMM_LEVELS and self.weight.numel() < FEW_ROWS_MIN_WEIGHT:
+        small = self.fbgemm_levels == FBGEMM_LEVELS and self.weight.numel() < FEW_ROWS_MIN_WEIGHT
+        if machine.fbgemm == "off" or small and self.int_mm:
             return None
         return fbgemm_packed(self.int8_weight.t(), self.fbgemm_levels)
 
@@ -101,12 +108,14 @@ class ScreenedArgmax:
         rows = len(hidden)
         if rows == 0 or rows * self.weight.numel() < MIN_PRODUCT and self.weight.numel() < MIN_WEIGHT:
             return None
-        return self.one_row(hidden[0], banned) if rows == 1 else self.many_rows(hidden, banned)
+        return self.one_row(hidden[0], banned) if rows == 1 and self.int_mm else self.many_rows(hidden, banned)
 
     def many_rows(self, hidden: torch.Tensor, banned: int | None) -> torch.LongTensor | None:
         """The screen of each row of `hidden`, `(rows,)`, or None where a row has too many candidates."""
         rows, vocab = len(hidden), self.weight.shape[0]
         packed = self.few_rows_weight() if rows <= self.few_rows else None
+        if packed is None and not self.int_mm:
+            return None
         levels = 127 if packed is None else self.fbgemm_levels
         step = hidden.abs().amax(-1, keepdim=True).clamp_min(torch.finfo(torch.float32).tiny) / levels
         quantized = torch.round(hidden / step)
@@ -174,7 +183,10 @@ class ScreenedArgmax:
 
 def fbgemm_rows(width: int, machine: hardware.Hardware) -> int:
     """The most rows a screen multiplies by FBGEMM's packing of its weight rather than by `torch._int_mm`: more on a
-    CPU whose int8 kernels are VNNI's without AMX tiles ([`VNNI_FEW_ROWS`])."""
+    CPU whose int8 kernels are VNNI's without AMX tiles ([`VNNI_FEW_ROWS`]), every row where `torch._int_mm` is a
+    plain loop (`int8_matmul` off)."""
+    if machine.int8_matmul == "off":
+        return sys.maxsize
     if machine.int8_full_range == "on" and machine.amx_int8 == "off":
         return VNNI_WIDE_FEW_ROWS if width >= VNNI_WIDE else VNNI_FEW_ROWS
     return FEW_ROWS
@@ -220,6 +232,12 @@ def fbgemm_packed(int8_rows: torch.Tensor, levels: int = FBGEMM_LEVELS):
     except (RuntimeError, AttributeError, NotImplementedError):
         return None
     return packed
+
+
+def screen_pays(machine: hardware.Hardware) -> bool:
+    """Whether a screen has a fast int8 product here: `torch._int_mm`'s kernels, or FBGEMM's where that is a plain
+    loop (`int8_matmul` off); and PyTorch multiplies int8 matrices at all ([`screen_works`])."""
+    return (machine.int8_matmul == "on" or machine.fbgemm == "on") and screen_works()
 
 
 @functools.cache

@@ -18,7 +18,7 @@ import torch
 
 from .. import hardware
 from ..draft_decoding import MAX_DRAFTED_SENTENCES
-from ..screened_argmax import screen_works
+from ..screened_argmax import screen_pays
 from ._cli import command, make_parser
 
 
@@ -45,8 +45,8 @@ def report() -> str:
     machine, cpu = hardware.current(), hardware.cpu_name()
     on_cpu = not machine.cuda
     float32_packed = machine.cpu_bf16 != "native" and machine.float32_packer() is not None
-    screened = float32_packed and screen_works()
-    screened_bf16 = not float32_packed and machine.int8_outruns_bf16() and screen_works()
+    screened = float32_packed and screen_pays(machine)
+    screened_bf16 = not float32_packed and machine.int8_outruns_bf16() and screen_pays(machine)
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if hardware.environment_overrides() else ""),
