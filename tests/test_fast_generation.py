@@ -783,6 +783,25 @@ def test_session_weights_follow_the_machine(machine, expected):
     assert not {Bf16Linear, Bf16ReluMLP, PackedLinear} & {type(m) for m in model.modules()}
 
 
+@pytest.mark.parametrize("cpu_bf16", ["emulated", "native"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+def test_a_bf16_model_on_a_cpu_without_bf16_instructions_is_told_to_load_in_float32(cpu_bf16, dtype, monkeypatch):
+    """Its session multiplies the bf16 weights as they are, several times slower there than a float32 session: the
+    user hears how to load it (once a process), and it still decodes."""
+    warned = []
+    monkeypatch.setattr(
+        fast_generation, "logger", type("Recorder", (), {"warning_once": lambda self, m: warned.append(m)})()
+    )
+    model = tiny_model(vocab_size=40).to(dtype)
+    input_ids, attention_mask = padded_sources(vocab_size=40)
+    with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model) as decoder:
+        decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=3)
+    expected = cpu_bf16 == "emulated" and dtype == torch.bfloat16
+    assert len(warned) == expected and all("dtype=torch.float32" in message for message in warned)
+    with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model, weights="plain"):
+        assert len(warned) == expected  # asked for by name: the user chose
+
+
 @pytest.mark.parametrize("small_weight", [0, layer_steps.BF16_SMALL_WEIGHT])
 @pytest.mark.parametrize("onednn_packing", ["on", "off"])
 def test_bf16_linear_multiplies_in_bf16_and_returns_float32(onednn_packing, small_weight, monkeypatch):

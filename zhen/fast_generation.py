@@ -59,6 +59,7 @@ import torch
 from torch import nn
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, AttentionMaskInterface
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS, AttentionInterface
+from transformers.utils import logging
 
 from . import draft_decoding, hardware, layer_steps
 from .decoder_steps import DecoderSteps, StaticDecoderSteps, cuda_graphs_work, inline_layers_work, position_table
@@ -95,6 +96,8 @@ from .session_modules import (
 )
 from .weight_stamps import WeightStamp, weights_of
 
+
+logger = logging.get_logger(__name__)
 
 # Generation options this decoder does not implement, with the value that switches each off. `generate` refuses them
 # (passed, or set in the model's generation config) rather than silently ignoring them.
@@ -226,6 +229,12 @@ class FastDecoder:
             raise ValueError(f"weights={weights!r} is not one of {WEIGHTS}.")
         self.model = model
         self.weights = session_weights(model) if weights == "auto" else weights
+        if weights == "auto" and emulated_bf16_weights(model):
+            logger.warning_once(
+                "This model's weights are bfloat16 and this CPU has no bf16 instructions (zhen-env): its products run "
+                "here several times slower than a float32 session's. Load it with dtype=torch.float32 (or call "
+                "model.float()) to translate faster."
+            )
         device_type = model.device.type
         on_cpu, on_gpu = device_type == "cpu", device_type == "cuda"
         self.cuda_graphs = on_gpu and cuda_graphs_work(model) if cuda_graphs is None else cuda_graphs
@@ -898,6 +907,13 @@ def source_dtype() -> torch.dtype:
     `DECODING.row_sums`; measured: README, Performance); float32 where batched matmuls do, whose bf16 kernels at a
     step's few rows are slower than float32's."""
     return torch.bfloat16 if getattr(DECODING, "row_sums", False) else torch.float32
+
+
+def emulated_bf16_weights(model) -> bool:
+    """Whether `model`'s LM head holds bf16 weights on a CPU that emulates bf16: its session multiplies them as they
+    are, 2.5-6.5x slower than a float32 session there (README, Performance)."""
+    weight = getattr(model.get_output_embeddings(), "weight", None)
+    return weight is not None and weight.dtype == torch.bfloat16 and hardware.emulates_bf16(weight.device)
 
 
 def session_weights(model) -> str:
