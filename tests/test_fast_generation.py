@@ -23,6 +23,7 @@ from zhen import (
     fast_generation,
     hardware,
     layer_steps,
+    quantization,
     search,
 )
 from zhen.decoder_steps import DecoderSteps
@@ -800,6 +801,10 @@ def test_a_bf16_model_on_a_cpu_without_bf16_instructions_is_told_to_load_in_floa
     assert len(warned) == expected and all("dtype=torch.float32" in message for message in warned)
     with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(model, weights="plain"):
         assert len(warned) == expected  # asked for by name: the user chose
+    int8 = quantization.quantize_dynamic(tiny_model(vocab_size=40))  # its LM head's `weight` is a method
+    with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(int8) as decoder:
+        decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=3)
+    assert len(warned) == expected
 
 
 @pytest.mark.parametrize("small_weight", [0, layer_steps.BF16_SMALL_WEIGHT])

@@ -912,8 +912,8 @@ def source_dtype() -> torch.dtype:
 def emulated_bf16_weights(model) -> bool:
     """Whether `model`'s LM head holds bf16 weights on a CPU that emulates bf16: its session multiplies them as they
     are, 2.5-6.5x slower than a float32 session there (README, Performance)."""
-    weight = getattr(model.get_output_embeddings(), "weight", None)
-    return weight is not None and weight.dtype == torch.bfloat16 and hardware.emulates_bf16(weight.device)
+    weight = getattr(model.get_output_embeddings(), "weight", None)  # an int8 head's is a method
+    return isinstance(weight, torch.Tensor) and weight.dtype == torch.bfloat16 and hardware.emulates_bf16(weight.device)
 
 
 def session_weights(model) -> str:
