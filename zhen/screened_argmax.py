@@ -87,7 +87,8 @@ class ScreenedArgmax:
         """[`fbgemm_weight`] once this screen has run `PACK_AFTER` screens of a few rows (at once without a fast
         `torch._int_mm`), else None."""
         self.few_row_screens += 1
-        return self.fbgemm_weight if self.few_row_screens > PACK_AFTER * self.int_mm else None
+        pack_after = PACK_AFTER if self.int_mm else 0
+        return self.fbgemm_weight if self.few_row_screens > pack_after else None
 
     @functools.cached_property
     def fbgemm_weight(self):
