@@ -353,7 +353,7 @@ def test_large_blocks_stay_mapped_from_training_step_to_step():
             step()
         print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     """
-    faults = printed_with_and_without_kept_memory(code)
+    faults = printed_with_and_without_kept_memory(code, kept_runs=2)  # a busy machine moves the heap's top more
     assert faults["kept"] < 1_000 and faults["default"] > 5 * 3 * 10_000, faults
 
 
