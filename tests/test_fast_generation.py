@@ -30,6 +30,9 @@ from zhen.decoder_steps import DecoderSteps
 from zhen.decoding_cache import LineageCache, StaticDecodingCache, Workspace, row_index
 from zhen.fast_generation import (
     FastDecoder,
+    decoding_model,
+    decoding_weights,
+    forget_session_copies,
     generate,
     session_weights,
     unsupported_options,
@@ -805,6 +808,37 @@ def test_a_bf16_model_on_a_cpu_without_bf16_instructions_is_told_to_load_in_floa
     with hardware.forced(cpu_bf16=cpu_bf16), FastDecoder(int8) as decoder:
         decoder.generate(input_ids, attention_mask, forced_bos_token_id=ZH, max_new_tokens=3)
     assert len(warned) == expected
+
+
+@pytest.mark.parametrize("cpu_bf16", ["emulated", "native"])
+def test_a_bf16_model_decodes_through_a_float32_copy_where_the_cpu_emulates_bf16(cpu_bf16):
+    """The front ends' model ([`decoding_model`]): a float32 copy of the same values, in eval mode, kept while the
+    weights stay as they are and made again when they change; the model itself where bf16 is native or the weights
+    are float32."""
+    model = tiny_model(vocab_size=40).bfloat16().train()
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        twin = decoding_model(model)
+        float32_model = tiny_model(vocab_size=40)
+        assert decoding_model(float32_model) is float32_model
+        if cpu_bf16 == "native":
+            assert twin is model and decoding_weights(model) == "plain"
+            return
+        assert twin is not model and not twin.training and model.training
+        assert {p.dtype for p in twin.parameters()} == {torch.float32}
+        for (name, weight), (_, copied) in zip(model.named_parameters(), twin.named_parameters()):
+            assert torch.equal(copied, weight.float()), name
+        assert twin.generation_config is model.generation_config
+        assert decoding_model(model) is twin and decoding_weights(model) == session_weights(twin) != "plain"
+        assert decoding_model(model, keep=False) is twin  # kept before: used
+        with torch.no_grad():
+            model.get_encoder().layers[0].mlp.fc1.weight.mul_(2)
+        changed = decoding_model(model)
+        assert changed is not twin and torch.equal(
+            changed.get_encoder().layers[0].mlp.fc1.weight, model.get_encoder().layers[0].mlp.fc1.weight.float()
+        )
+        forget_session_copies(model)
+        unkept = decoding_model(model, keep=False)
+        assert unkept is not changed and decoding_model(model, keep=False) is not unkept
 
 
 @pytest.mark.parametrize("small_weight", [0, layer_steps.BF16_SMALL_WEIGHT])

@@ -1,5 +1,6 @@
 """Tests of `zhen.translate`: order, batching, languages, defaults, truncation, loading, and the errors it raises."""
 
+import copy
 import re
 import threading
 
@@ -7,6 +8,8 @@ import pytest
 import torch
 
 import zhen
+from zhen import hardware
+from zhen.fast_generation import FastDecoder
 from zhen.pipeline_zhen import default_max_new_tokens, max_new_tokens_limit, max_source_tokens
 from zhen.translation import load_model_and_tokenizer, resolve_languages, translate
 
@@ -185,6 +188,55 @@ def test_loads_from_a_folder_with_the_tokenizer_of_the_same_folder(tiny_checkpoi
     model, tokenizer = load_model_and_tokenizer(tiny_checkpoint)
     assert isinstance(model, zhen.ZhenForConditionalGeneration) and not model.training
     assert isinstance(tokenizer, zhen.ZhenTokenizerFast)
+
+
+@pytest.mark.parametrize("saved", [torch.bfloat16, torch.float16])
+def test_a_half_precision_checkpoint_loads_in_float32_unless_asked(tiny_model, tiny_tokenizer, tmp_path, saved):
+    """Sessions choose the inference precision from float32 weights; bf16 or fp16 weights as loaded ("auto") decode
+    several times slower on a CPU that emulates them."""
+    folder = tmp_path / "half"
+    copy.deepcopy(tiny_model).to(saved).save_pretrained(folder)
+    tiny_tokenizer.save_pretrained(folder)
+    model, _ = load_model_and_tokenizer(folder)
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert torch.equal(
+        model.get_output_embeddings().weight, tiny_model.get_output_embeddings().weight.to(saved).float()
+    )
+    as_saved, _ = load_model_and_tokenizer(folder, dtype="auto")
+    assert {p.dtype for p in as_saved.parameters()} == {saved}
+    asked, _ = load_model_and_tokenizer(folder, dtype=torch.bfloat16)
+    assert {p.dtype for p in asked.parameters()} == {torch.bfloat16}
+    en, zh = "I love nature.", translate("I love nature.", model, tiny_tokenizer, tgt_lang="zh")
+    assert translate(en, str(folder), tgt_lang="zh") == zh
+
+
+@pytest.mark.parametrize("cpu_bf16", ["emulated", "native"])
+def test_a_bf16_model_translates_through_its_float32_copy_where_bf16_is_emulated(
+    tiny_model, tiny_tokenizer, tiny_pairs, cpu_bf16, monkeypatch
+):
+    """`zhen.translate` and the pipeline (a list, one text) decode a bf16 model where the CPU emulates bf16 in a
+    session of its float32 copy ([`zhen.fast_generation.decoding_model`]): the float32 model's translations, several
+    times faster there; where bf16 is native, in the bf16 model's own session."""
+    model = copy.deepcopy(tiny_model).bfloat16()
+    float32_model = copy.deepcopy(model).float()
+    en = [en for en, _ in tiny_pairs[:6]]
+    decoded = []
+    own_init = FastDecoder.__init__
+    monkeypatch.setattr(FastDecoder, "__init__", lambda self, m, **kw: decoded.append(m) or own_init(self, m, **kw))
+    with hardware.forced(cpu_bf16=cpu_bf16):
+        expected = translate(en, float32_model, tiny_tokenizer, tgt_lang="zh")
+        decoded.clear()
+        translations = translate(en, model, tiny_tokenizer, tgt_lang="zh")
+        pipeline = zhen.ZhenTranslationPipeline(model=model, tokenizer=tiny_tokenizer, device=-1, tgt_lang="zh")
+        from_pipeline = [record["translation_text"] for record in pipeline(en, batch_size=4)]
+        one_text = pipeline(en[0])[0]["translation_text"]
+    dtype = torch.float32 if cpu_bf16 == "emulated" else torch.bfloat16
+    assert len(decoded) == 3 and all(m.dtype == dtype for m in decoded)
+    if cpu_bf16 == "emulated":
+        assert decoded[0] is decoded[1] is decoded[2] is not model  # the copy, kept
+        assert translations == from_pipeline == expected and one_text == expected[0]
+    else:
+        assert all(m is model for m in decoded) and from_pipeline == translations
 
 
 def test_a_folder_that_is_not_a_checkpoint_is_named(tmp_path):

@@ -232,8 +232,9 @@ class FastDecoder:
         if weights == "auto" and emulated_bf16_weights(model):
             logger.warning_once(
                 "This model's weights are bfloat16 and this CPU has no bf16 instructions (zhen-env): its products run "
-                "here several times slower than a float32 session's. Load it with dtype=torch.float32 (or call "
-                "model.float()) to translate faster."
+                "here several times slower than a float32 session's (zhen.translate and the pipeline decode a float32 "
+                "copy). Load it with dtype=torch.float32 (or call model.float()) to decode faster in a session of "
+                "your own."
             )
         device_type = model.device.type
         on_cpu, on_gpu = device_type == "cpu", device_type == "cuda"
@@ -916,6 +917,26 @@ def emulated_bf16_weights(model) -> bool:
     return isinstance(weight, torch.Tensor) and weight.dtype == torch.bfloat16 and hardware.emulates_bf16(weight.device)
 
 
+def decoding_model(model, keep: bool = True):
+    """The model zhen's front ends (`zhen.translate`, the pipeline) decode `model` through: itself, or where its weights
+    are bf16 on a CPU that emulates bf16 ([`emulated_bf16_weights`]), a float32 copy in eval mode, whose session there
+    runs several times faster (bf16 values are exact in float32: the same weights in float32 arithmetic). With `keep`,
+    the copy is kept for the model's later calls while its weights stay as they are ([`WeightStamp`];
+    [`forget_session_copies`] drops it)."""
+    if not emulated_bf16_weights(model):
+        return model
+    weights = weights_of(model)
+    with _COPIES_LOCK:
+        stamps, twin = _TWINS.get(model, (None, None))
+    if twin is None or not WeightStamp.all_match(stamps, weights):
+        twin = copy.deepcopy(model).float().eval()  # waits for another thread's session to put its modules back
+        if keep:
+            with _COPIES_LOCK:
+                _TWINS[model] = [WeightStamp(weight) for weight in weights], twin
+    twin.generation_config = model.generation_config
+    return twin
+
+
 def session_weights(model) -> str:
     """The session weights [`FastDecoder`] uses by default for `model` on this machine (`zhen.hardware`)."""
     head = model.get_output_embeddings()
@@ -931,9 +952,9 @@ def session_weights(model) -> str:
 
 def decoding_weights(model) -> str:
     """The session weights a call on `model` decodes with: those of the session this thread has open for it (which the
-    call decodes in), else [`session_weights`]'s."""
+    call decodes in), else [`session_weights`]'s for the model it decodes through ([`decoding_model`])."""
     session = FastDecoder.open_in_this_thread(model)
-    return session.weights if session is not None else session_weights(model)
+    return session.weights if session is not None else session_weights(decoding_model(model))
 
 
 def default_batch_size(weights: str, texts: int, streams: int, num_beams: int, device="cpu") -> int:
@@ -966,12 +987,14 @@ def session_copy(module: nn.Module, make: Callable[[nn.Module], nn.Module], kept
 
 
 def forget_session_copies(model: nn.Module):
-    """Drop the session copies kept for `model`'s weights ([`session_copy`]), and the layer steps kept with them:
+    """Drop the session copies kept for `model`'s weights ([`session_copy`]), the layer steps kept with them and its
+    float32 copy ([`decoding_model`]):
     for their memory, or after editing a weight in place through `.data`, which PyTorch does not count as a change
     (a sample of each weight's values catches edits of the whole weight)."""
     with _COPIES_LOCK:
         _COPIES.pop(model, None)
         _PLANS.pop(model, None)
+        _TWINS.pop(model, None)
     release_program(model)
     release_program(model.get_encoder())
 
@@ -1030,6 +1053,8 @@ _COPIES_LOCK = threading.Lock()
 _LEAN: "weakref.WeakKeyDictionary[nn.Module, dict[nn.Module, nn.Module]]" = weakref.WeakKeyDictionary()
 # A model's last session's swaps, for its next session ([`SessionPlan`]).
 _PLANS: "weakref.WeakKeyDictionary[nn.Module, SessionPlan]" = weakref.WeakKeyDictionary()
+# A bf16 model's float32 copy, kept with its weights' stamps ([`decoding_model`]).
+_TWINS: "weakref.WeakKeyDictionary[nn.Module, tuple[list[WeightStamp], nn.Module]]" = weakref.WeakKeyDictionary()
 
 
 def decoding_attention(module, query, key, value, attention_mask, scaling, dropout=0.0, decoding_cache=None,
@@ -1089,6 +1114,7 @@ __all__ = [
     "FastDecoder",
     "default_batch_size",
     "decoding_attention",
+    "decoding_model",
     "forget_session_copies",
     "generate",
     "session_copy",

@@ -37,6 +37,7 @@ from transformers.utils import logging
 
 from .fast_generation import (
     FastDecoder,
+    decoding_model,
     decoding_weights,
     default_batch_size,
     refuse_generate_in_open_session,
@@ -215,7 +216,7 @@ class ZhenTranslationPipeline(Pipeline):
         if getattr(_CALL, "pipeline", None) is not self:
             return None
         if _CALL.decoder is None:
-            _CALL.decoder = _CALL.sessions.enter_context(FastDecoder(self.model))
+            _CALL.decoder = _CALL.sessions.enter_context(FastDecoder(decoding_model(self.model)))
         return _CALL.decoder
 
     def _translate_list(self, inputs: list, first: int = 0, **kwargs) -> list:
@@ -264,7 +265,7 @@ class ZhenTranslationPipeline(Pipeline):
 
         results = [None] * len(texts)
         with self.device_placement(), contextlib.ExitStack() as own_session:
-            decoder = self._decoding_session() or own_session.enter_context(FastDecoder(self.model))
+            decoder = self._decoding_session() or own_session.enter_context(FastDecoder(decoding_model(self.model)))
             outputs = decoder.generate_batches([arguments(batch) for batch in batches], decoding_streams(self.device))
             for batch, output_ids in zip(batches, outputs):
                 output_ids = output_ids.to("cpu").clone()  # a normal tensor, not an inference one, for the caller
@@ -380,7 +381,7 @@ class ZhenTranslationPipeline(Pipeline):
         given = {key: value for key, value in generate_kwargs.items() if value is not None}
         if self._decodes_fast(given):
             with contextlib.ExitStack() as own_session:
-                decoder = self._decoding_session() or own_session.enter_context(FastDecoder(self.model))
+                decoder = self._decoding_session() or own_session.enter_context(FastDecoder(decoding_model(self.model)))
                 return decoder.generate(**model_inputs, **given).clone()  # a normal tensor: edited in place below
         refuse_generate_in_open_session(self.model, **given)
         return self.model.generate(**model_inputs, **generate_kwargs)

@@ -19,6 +19,7 @@ from transformers.utils import logging
 from . import hardware
 from .fast_generation import (
     FastDecoder,
+    decoding_model,
     decoding_weights,
     default_batch_size,
     refuse_generate_in_open_session,
@@ -50,7 +51,11 @@ def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None, 
         device (`str` or `torch.device`, *optional*):
             Where to put a model loaded from a path (a loaded model stays where it is). Defaults to the CPU.
         dtype (`str` or `torch.dtype`, *optional*):
-            dtype of a model loaded from a path; defaults to the checkpoint's.
+            dtype of a model loaded from a path. Defaults to float32, whatever the checkpoint holds: zhen's decoding
+            sessions choose each machine's precision from float32 weights (bf16 copies where the CPU or GPU computes
+            bf16 natively, [`zhen.fast_generation.session_weights`]), and a checkpoint saved in bf16 or fp16 would
+            otherwise decode several times slower on a CPU without bf16 instructions. `"auto"` keeps the
+            checkpoint's dtype (half the memory of a bf16 checkpoint in float32).
         int8 (`bool`, *optional*, defaults to `False`):
             Return an int8 copy of the model ([`zhen.quantization.quantize_dynamic`]) for fast CPU inference: about
             1.5x the float32 speed of zhen's decoder, at a BLEU cost that `benchmarks/bleu_int8.py` measures.
@@ -67,7 +72,7 @@ def load_model_and_tokenizer(model, tokenizer=None, *, device=None, dtype=None, 
         if tokenizer is None:
             tokenizer = model
         path = _checked_checkpoint_path(model)
-        model = _from_pretrained(AutoModelForSeq2SeqLM, path, dtype=dtype or "auto")
+        model = _from_pretrained(AutoModelForSeq2SeqLM, path, dtype=dtype or torch.float32)
         if device is not None:
             model.to(device)
         model.eval()
@@ -256,16 +261,18 @@ def translate(
     outputs = [""] * len(texts)
     fast = isinstance(model, ZhenForConditionalGeneration) and not unsupported_options(model, **generate_kwargs)
     open_session = FastDecoder.open_in_this_thread(model)
+    was_training = model.training
+    # bf16 weights on a CPU that emulates bf16 decode through a float32 copy; not kept for a model in training
+    decoded = decoding_model(model, keep=not was_training) if fast and open_session is None else model
     streams = streams or hardware.decoding_streams(model.device)
     if batch_size is None and not fast:
         batch_size = DEFAULT_BATCH_SIZE
     elif batch_size is None:
-        weights = decoding_weights(model)
+        weights = decoding_weights(decoded)
         beams = generate_kwargs.get("num_beams") or model.generation_config.num_beams or 1
         batch_size = default_batch_size(weights, len(todo), streams, beams, model.device)
     order = sorted(range(len(todo)), key=lambda position: -len(ids[position]))
     batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-    was_training = model.training
     in_training = any(module.training for module in submodules(model))
     if in_training:  # `eval()` sets every module again, which a call of one short text would pay each time
         model.eval()
@@ -283,7 +290,7 @@ def translate(
     if not fast:
         refuse_generate_in_open_session(model, **generate_kwargs)
     # A model in training (a validation pass) will change: its session copies of the weights are not kept.
-    own_session = FastDecoder(model, keep_copies=not was_training) if fast and not open_session else None
+    own_session = FastDecoder(decoded, keep_copies=not was_training) if fast and not open_session else None
     session = contextlib.nullcontext(open_session) if own_session is None else own_session
     try:
         with torch.inference_mode(), session as decoder:
