@@ -3,6 +3,7 @@ end-to-end run from the sample corpus to a model that loads with the Auto classe
 
 import gzip
 import json
+import math
 import os
 import signal
 import subprocess
@@ -20,7 +21,7 @@ from zhen import fast_generation, hardware
 from zhen.batching import Seq2SeqCollator, padding_fraction, shard_batches, token_budget_batches, weighted_epoch
 from zhen.checkpointing import average_checkpoints, checkpoint_steps, latest_checkpoint, save_checkpoint
 from zhen.commands.train import resolve_config
-from zhen.training import make_scheduler, train
+from zhen.training import final_step, make_scheduler, train
 from zhen.training_config import RECIPES_DIR, TrainingConfig, make_config, read_config_file
 
 
@@ -195,6 +196,15 @@ def test_a_run_given_minutes_anneals_over_its_minutes():
     assert make_scheduler(optimizer, cosine, 10**6, lambda: clock["seconds"]).lr_lambdas[0](1) == pytest.approx(0.55)
     steps_first = TrainingConfig(lr_scheduler="linear", warmup_steps=0, max_minutes=10)
     assert make_scheduler(optimizer, steps_first, 4, lambda: clock["seconds"]).lr_lambdas[0](3) == pytest.approx(0.25)
+
+
+def test_a_budgeted_run_shows_the_steps_its_budget_holds():
+    """The progress bar's total: the steps the time left holds at the rate so far, never past `total_steps`; all of
+    them without a budget (a 30-minute recipe over data for 20 hours showed 20 hours left)."""
+    assert final_step(100, 112_900, 60.0, 1800.0) == 3000  # 100 steps a minute, 29 minutes left
+    assert final_step(100, 1_000, 60.0, 1800.0) == 1_000
+    assert final_step(3_000, 112_900, 1800.5, 1800.0) == 3_000  # the budget spent: this step is the last
+    assert final_step(100, 112_900, 60.0, math.inf) == final_step(0, 112_900, 0.0, 1800.0) == 112_900
 
 
 def test_train_weights_name_training_corpora(tmp_path):

@@ -208,6 +208,8 @@ def test_a_half_precision_checkpoint_loads_in_float32_unless_asked(tiny_model, t
     assert {p.dtype for p in asked.parameters()} == {torch.bfloat16}
     en, zh = "I love nature.", translate("I love nature.", model, tiny_tokenizer, tgt_lang="zh")
     assert translate(en, str(folder), tgt_lang="zh") == zh
+    int8_model, _ = load_model_and_tokenizer(folder, int8=True)  # quantized from the float32 weights
+    assert isinstance(translate(en, int8_model, tiny_tokenizer, tgt_lang="zh"), str)
 
 
 @pytest.mark.parametrize("cpu_bf16", ["emulated", "native"])

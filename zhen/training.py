@@ -155,6 +155,15 @@ def make_scheduler(
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
 
 
+def final_step(step: int, total_steps: int, seconds: float, budget: float) -> int:
+    """The step training ends at: `total_steps`, or sooner where the time budget (`budget` seconds of training steps)
+    runs out first at the rate of the `step` steps done in `seconds`. The progress bar's total, so that the time it
+    shows left is the budget's, not that of the steps a budgeted run never takes."""
+    if budget == math.inf or step <= 0 or seconds <= 0:
+        return total_steps
+    return min(total_steps, step + round(max(budget - seconds, 0.0) * step / seconds))
+
+
 DECAYS = {"cosine": lambda progress: 0.5 * (1 + math.cos(math.pi * progress)), "linear": lambda progress: 1 - progress}
 
 
@@ -484,6 +493,7 @@ class ZhenTrainer:
             self.since_log.add(loss_sum.detach(), tokens, time.monotonic() - started)
             state.step += 1
             state.target_tokens_seen += tokens
+            progress.total = final_step(state.step, self.total_steps, self.elapsed_seconds(), budget)
             progress.update(1)
             stop = state.step >= self.total_steps or self.elapsed_seconds() >= budget
             if state.step % config.logging_steps == 0 or stop:
