@@ -105,7 +105,7 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
     assert "the decoder's layers as one program, compiled by TorchScript" in out and "screened" not in out
-    assert "through packed batches and the fused loss" in out
+    assert "through packed batches and the fused loss" in out and "float32 copy" not in out
     bf16_drafted = "greedy search of 1 to 4 texts on a large decoder drafted by an int8 copy"
     assert bf16_drafted in out and "greedy and beam search" not in out
     assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
@@ -162,7 +162,8 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     with hardware.forced(cpu_bf16="emulated", mkl_packing="off", onednn_packing="off", cuda=False):
         env.main([])
     out = capsys.readouterr().out
-    assert "trains in: no" in out and "the float32 weights as they are" in out
+    assert "trains in: float32 (no mixed precision)" in out and "the float32 weights as they are" in out
+    assert "; a model with bf16 weights through a float32 copy" in out
     with hardware.forced(cuda=True, cuda_bf16=True):
         env.main([])
     out = capsys.readouterr().out

@@ -40,6 +40,9 @@ def _version(package: str) -> str:
         return "not installed"
 
 
+PRECISIONS = {"bf16": "bf16", "fp16": "fp16", "no": "float32 (no mixed precision)"}
+
+
 def report() -> str:
     """What zhen found on this machine and what it does there, in words (what `zhen-env` prints)."""
     machine, cpu = hardware.current(), hardware.cpu_name()
@@ -50,7 +53,8 @@ def report() -> str:
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if hardware.environment_overrides() else ""),
-        f"zhen-train --mixed-precision auto trains in: {hardware.training_precision('auto', on_cpu=on_cpu)}, through "
+        f"zhen-train --mixed-precision auto trains in: {PRECISIONS[hardware.training_precision('auto', on_cpu)]}, "
+        "through "
         + ("packed batches and the fused loss" if hardware.packing_pays("cpu" if on_cpu else "cuda") else
            "the plain model (on a GPU it launches fewer kernels than the packed path)"),
         "zhen.translate and the pipeline decode with: "
@@ -64,6 +68,8 @@ def report() -> str:
            ", greedy search's next token screened by an int8 product where the LM head has 8M weights or more"
            " (transformer-base's 32k x 512; zhen.screened_argmax)" if screened_bf16 else "")
         + _drafted_searches(machine, float32_packed)
+        + ("; a model with bf16 weights through a float32 copy (zhen.fast_generation.decoding_model)"
+           if machine.cpu_bf16 == "emulated" else "")
         + (f"; on the GPU {'bf16 copies of the decoder weights' if machine.cuda_bf16 else 'the model weights'}, "
            "each decoder step replayed as a CUDA graph" if machine.cuda else ""),
         f"zhen.translate and the pipeline decode {hardware.decoding_streams('cpu')} batch(es) at once on the CPU"
