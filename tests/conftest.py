@@ -26,6 +26,14 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 TINY_TRAINING_STEPS = 80
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: a worker per usable core (each runs on one thread), at most one per 2 GiB of memory and 8 in all."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    pages = "SC_PHYS_PAGES" in getattr(os, "sysconf_names", {})
+    memory_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30 if pages else 16
+    return max(1, min(cores, int(memory_gib // 2), 8))
+
+
 @pytest.fixture(scope="session")
 def tiny_pairs() -> list[tuple[str, str]]:
     """16 (en, zh) pairs of the sample corpus that `tiny_model` translates exactly."""

@@ -461,14 +461,15 @@ def test_resume_after_kill_reaches_the_same_parameters(tmp_path):
 
 
 def test_two_process_ddp_equals_gradient_accumulation_on_one_process(tmp_path):
-    """`torchrun --nproc_per_node 2` (gloo DDP on the CPU) gives process r the batches r, r+2, ...; one process with 2
-    accumulation steps sees the same pairs of batches in each step. With exact token-level loss normalisation across
+    """`torchrun --standalone --nproc_per_node 2` (gloo DDP on the CPU, on a free port: test workers run side by side)
+    gives process r the batches r, r+2, ...; one process with 2 accumulation steps sees the same pairs of batches in
+    each step. With exact token-level loss normalisation across
     processes the two runs must take the same steps."""
     common = [*TINY, "--max-steps", "8", "--save-steps", "8", "--eval-steps", "100", "--eval-bleu-samples", "0",
               "--dropout", "0", "--warmup-steps", "4", "--logging-steps", "4", "--cpu"]  # fmt: skip
     ddp = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "zhen.commands.train",
-         "--output-dir", str(tmp_path / "ddp"), *common],
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+         "-m", "zhen.commands.train", "--output-dir", str(tmp_path / "ddp"), *common],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert ddp.returncode == 0, ddp.stderr[-3000:]
