@@ -48,18 +48,29 @@ def tiny_tokenizer():
 
 
 @pytest.fixture(scope="session")
-def tiny_model(tiny_tokenizer, tiny_pairs):
-    """The `tiny` preset trained until it reproduces `tiny_pairs` in both directions (eval mode)."""
-    torch.manual_seed(0)
-    model = ZhenForConditionalGeneration(ZhenConfig.from_preset("tiny", vocab_size=len(tiny_tokenizer)))
+def memorize(tiny_tokenizer, tiny_pairs):
+    """`memorize(config)`: a model of `config` trained until it reproduces `tiny_pairs` in both directions (eval mode),
+    so that generation ends with `</s>` at different steps in a batch and beams finish at different lengths."""
     en, zh = map(list, zip(*tiny_pairs))
     batches = [_batch(tiny_tokenizer, en, zh, "en", "zh"), _batch(tiny_tokenizer, zh, en, "zh", "en")]
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    for step in range(TINY_TRAINING_STEPS):
-        model(**batches[step % 2]).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    return model.eval()
+
+    def train(config: ZhenConfig) -> ZhenForConditionalGeneration:
+        torch.manual_seed(0)
+        model = ZhenForConditionalGeneration(config)
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        for step in range(TINY_TRAINING_STEPS):
+            model(**batches[step % 2]).loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+        return model.eval()
+
+    return train
+
+
+@pytest.fixture(scope="session")
+def tiny_model(memorize, tiny_tokenizer):
+    """The `tiny` preset trained until it reproduces `tiny_pairs` in both directions (eval mode)."""
+    return memorize(ZhenConfig.from_preset("tiny", vocab_size=len(tiny_tokenizer)))
 
 
 def _batch(tokenizer, sources, targets, src_lang, tgt_lang):

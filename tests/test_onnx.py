@@ -11,7 +11,7 @@ import onnxruntime
 import pytest
 import torch
 
-from zhen import ZhenConfig, ZhenForConditionalGeneration
+from zhen import ZhenConfig
 from zhen.commands.export_onnx import main as export_onnx_command
 from zhen.onnx_export import OnnxTranslator, cache_names, compare_with_pytorch, export_onnx
 from zhen.translation import translate
@@ -25,28 +25,8 @@ CONFIGS = {
 }
 
 
-def memorize(config: ZhenConfig, tokenizer, pairs, steps: int = 80) -> ZhenForConditionalGeneration:
-    """A model trained until it translates `pairs` in both directions, so that generation ends with `</s>` at
-    different steps in a batch and beams finish at different lengths."""
-    torch.manual_seed(0)
-    model = ZhenForConditionalGeneration(config)
-    en, zh = map(list, zip(*pairs))
-    batches = []
-    for sources, targets, src, tgt in ((en, zh, "en", "zh"), (zh, en, "zh", "en")):
-        tokenizer.src_lang, tokenizer.tgt_lang = src, tgt
-        batch = tokenizer(sources, text_target=targets, padding=True, return_tensors="pt")
-        batch["labels"] = batch["labels"].masked_fill(batch["labels"] == tokenizer.pad_token_id, -100)
-        batches.append(batch)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
-    for step in range(steps):
-        model(**batches[step % 2]).loss.backward()
-        optimizer.step()
-        optimizer.zero_grad()
-    return model.eval()
-
-
 @pytest.fixture(scope="module", params=list(CONFIGS))
-def exported(request, tiny_model, tiny_checkpoint, tiny_tokenizer, tiny_pairs, tmp_path_factory):
+def exported(request, tiny_model, tiny_checkpoint, tiny_tokenizer, memorize, tmp_path_factory):
     """`(model, folder, translator)`: a trained tiny model, its ONNX export and an `OnnxTranslator` on it."""
     folder = tmp_path_factory.mktemp(f"onnx-{request.param}")
     overrides = CONFIGS[request.param]
@@ -55,7 +35,7 @@ def exported(request, tiny_model, tiny_checkpoint, tiny_tokenizer, tiny_pairs, t
         export_onnx_command([str(tiny_checkpoint), str(folder)])
     else:
         config = ZhenConfig.from_preset("tiny", vocab_size=len(tiny_tokenizer), **overrides)
-        model = memorize(config, tiny_tokenizer, tiny_pairs)
+        model = memorize(config)
         export_onnx(model, folder, tiny_tokenizer)  # checks the graphs against PyTorch
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
