@@ -32,15 +32,23 @@ Systems (`--systems`, comma-separated):
                                     longest first): CTranslate2's own answer to several batches on several cores
 
 Each system runs in its own process; with `--rounds N` the systems take turns N times and each keeps its best round.
+`--interleave` runs all systems in one process instead, taking turns on every slice of batches (as many batches as
+zhen's decoding streams, so that stream systems decode a slice at once; the order rotating), so that the speed drift
+of a shared machine reaches every system alike: "× Marian best, paired" is the median over slices of the ratio to
+Marian's best system in the same slice. Peak memory is then not reported, and Marian runs under the glibc malloc
+thresholds zhen's session raises for the process (fewer page faults: in Marian's favour).
 Prints a markdown table per (size, beams), then one JSON line with everything.
 
     python benchmarks/bench_generate.py                       # tiny and base, greedy and beam 4
     python benchmarks/bench_generate.py --sizes tiny --beams 1 --rounds 3
     python benchmarks/bench_generate.py --scaling 16,32,64,128 --sizes base --systems marian-sdpa-fp32,zhen-fast-fp32
+    python benchmarks/bench_generate.py --sizes base --beams 1 --sentences 512 --batch-size 64 --interleave --repeat 2 \
+        --systems marian-eager-fp32,marian-sdpa-fp32,zhen-streams-fp32   # paired turns on a drifting machine
 """
 
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -243,24 +251,25 @@ def convert_marian(model, output_dir: str, quantization: str):
     Converter(saved).convert(output_dir, quantization=quantization, force=True)
 
 
-def worker(job: dict) -> dict:
+def worker(job: dict) -> dict | list[dict]:
     warnings.simplefilter("ignore")
     torch.set_num_threads(job["threads"])
     device = job.get("device", "cpu")
     batches = source_batches(job["sentences"], job["batch_size"], SIZES[job["size"]]["vocab"])
     batches = [to_device(batch, device) for batch in batches]
+    systems = job.get("systems", [job.get("system")])
     with tempfile.TemporaryDirectory() as workdir:
-        generate = build_generator(job["system"], job["size"], job["variant"], workdir, device)
+        generators = {s: build_generator(s, job["size"], job["variant"], workdir, device) for s in systems}
         with torch.inference_mode():
-            timing = timed(generate, batches, job["beams"], job["new_tokens"], device)
-    return dict(job, **timing, rss_mib=peak_memory_mib(device))
+            if "systems" not in job:
+                timing = timed(generators[job["system"]], batches, job["beams"], job["new_tokens"], device)
+                return dict(job, **timing, rss_mib=peak_memory_mib(device))
+            slices = timed_in_turns(generators, batches, job["beams"], job["new_tokens"], job["repeat"], device)
+    return [dict(job, system=s, seconds=sum(slices[s]), slice_seconds=slices[s]) for s in systems]
 
 
 def timed(generate, batches, beams: int, new_tokens: int, device: str = "cpu") -> dict:
-    out = generate(batches[:2], beams, new_tokens)[0]  # warm-up (and packing, conversion caches)
-    assert out.shape[1] == 1 + new_tokens, f"made {out.shape[1] - 1} tokens instead of {new_tokens}"
-    if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
-        generate(batches, beams, new_tokens)
+    warm_up(generate, batches, beams, new_tokens, device)
     synchronize(device)
     start = time.perf_counter()
     generate(batches, beams, new_tokens)
@@ -268,18 +277,53 @@ def timed(generate, batches, beams: int, new_tokens: int, device: str = "cpu") -
     return dict(seconds=time.perf_counter() - start)
 
 
+def warm_up(generate, batches, beams: int, new_tokens: int, device: str):
+    out = generate(batches[:2], beams, new_tokens)[0]  # warm-up (and packing, conversion caches)
+    assert out.shape[1] == 1 + new_tokens, f"made {out.shape[1] - 1} tokens instead of {new_tokens}"
+    if device != "cpu":  # GPU kernels (cuDNN attention plans, ...) are set up per shape: time the steady state
+        generate(batches, beams, new_tokens)
+
+
+def timed_in_turns(generators: dict, batches, beams: int, new_tokens: int, repeat: int, device: str) -> dict:
+    """Each system's fastest time for each slice of batches (as many as zhen's decoding streams) over `repeat`
+    passes, the systems taking turns on every slice, the order rotating, so that the machine's drift over minutes
+    reaches them alike."""
+    from zhen.hardware import decoding_streams
+
+    for generate in generators.values():
+        warm_up(generate, batches, beams, new_tokens, device)
+    width = decoding_streams(device)
+    slices = [batches[i : i + width] for i in range(0, len(batches), width)]
+    names = list(generators)
+    best = {name: [float("inf")] * len(slices) for name in names}
+    for turn in range(repeat):
+        for i, part in enumerate(slices):
+            shift = (turn + i) % len(names)
+            for name in names[shift:] + names[:shift]:
+                synchronize(device)
+                start = time.perf_counter()
+                generators[name](part, beams, new_tokens)
+                synchronize(device)
+                best[name][i] = min(best[name][i], time.perf_counter() - start)
+    return best
+
+
 def run(args, size: str, beams: int, new_tokens: int, systems: list[str], peaks: dict) -> list[dict]:
     best: dict[str, dict] = {}
+    job = dict(
+        size=size, beams=beams, new_tokens=new_tokens, variant=args.variant, sentences=args.sentences,
+        batch_size=args.batch_size, threads=args.threads, device=args.device,
+    )  # fmt: skip
     for _ in range(args.rounds):
-        for system in systems:
-            job = dict(
-                system=system, size=size, beams=beams, new_tokens=new_tokens, variant=args.variant,
-                sentences=args.sentences, batch_size=args.batch_size, threads=args.threads, device=args.device,
-            )  # fmt: skip
-            result = run_worker(__file__, job, baseline_tree=args.baseline_tree)
-            kept = best.get(system)
+        if args.interleave:
+            results = run_worker(__file__, dict(job, systems=systems, repeat=args.repeat))
+            results = results if isinstance(results, list) else [dict(results, system=s) for s in systems]
+        else:
+            results = [run_worker(__file__, dict(job, system=s), baseline_tree=args.baseline_tree) for s in systems]
+        for result in results:
+            kept = best.get(result["system"])
             if kept is None or "error" in kept or ("error" not in result and result["seconds"] < kept["seconds"]):
-                best[system] = result
+                best[result["system"]] = result
     rows = [best[s] for s in systems]
     batches = source_batches(args.sentences, args.batch_size, SIZES[size]["vocab"])  # the workers' batches
     shapes = [batch["input_ids"].shape for batch in batches]
@@ -298,6 +342,9 @@ def run(args, size: str, beams: int, new_tokens: int, systems: list[str], peaks:
             continue
         r["x_marian_eager"] = r["tok_s"] / baseline["tok_s"] if baseline else None
         r["x_marian_best"] = r["tok_s"] / marian_best["tok_s"] if marian_best else None
+        if marian_best and "slice_seconds" in r and "slice_seconds" in marian_best:
+            pairs = zip(marian_best["slice_seconds"], r["slice_seconds"])
+            r["x_marian_best_paired"] = statistics.median(marian / own for marian, own in pairs)
     return rows
 
 
@@ -310,7 +357,14 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--new-tokens", type=int, default=32)
     parser.add_argument("--scaling", help="comma-separated output lengths: time against output length instead")
+    parser.add_argument(
+        "--interleave", action="store_true", help="all systems in one process, taking turns slice by slice of batches"
+        " (no per-system peak memory): the ratios then do not depend on how the machine's speed drifts between turns",
+    )  # fmt: skip
+    parser.add_argument("--repeat", type=int, default=1, help="--interleave: N passes, each slice's best kept")
     args = parser.parse_args(argv)
+    if args.interleave and args.baseline_tree:
+        parser.error("--baseline-tree runs each revision in its own process: leave out --interleave")
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return
@@ -337,7 +391,8 @@ def main(argv=None):
                     [("system", "system", "s"), ("seconds", "seconds", ".2f"), ("sent_s", "sent/s", ".1f"),
                      ("tok_s", "tok/s", ".0f"),
                      ("x_marian_eager", "× Marian eager fp32", ".2f"), ("x_marian_best", "× Marian best", ".2f"),
-                     ("gflop_s", "GFLOP/s", ".1f"), ("share_fp32", "% fp32 GEMM peak", ".0%"),
+                     ("x_marian_best_paired", "× Marian best, paired", ".2f"), ("gflop_s", "GFLOP/s", ".1f"),
+                     ("share_fp32", "% fp32 GEMM peak", ".0%"),
                      ("share_bf16", "% bf16 GEMM peak", ".0%"), ("rss_mib", "peak mem MiB", ".0f"),
                      ("error", "error", "s")],
                 )  # fmt: skip
