@@ -35,7 +35,8 @@ Each system runs in its own process; with `--rounds N` the systems take turns N 
 `--interleave` runs all systems in one process instead, taking turns on every slice of batches (as many batches as
 zhen's decoding streams, so that stream systems decode a slice at once; the order rotating), so that the speed drift
 of a shared machine reaches every system alike: "× Marian best, paired" is the median over slices of the ratio to
-Marian's best system in the same slice. Peak memory is then not reported, and Marian runs under the glibc malloc
+Marian's best system in the same slice ("int8 × CTranslate2 int8, paired": zhen's int8 systems to CTranslate2's best
+int8 system). Peak memory is then not reported, and Marian runs under the glibc malloc
 thresholds zhen's session raises for the process (fewer page faults: in Marian's favour).
 Prints a markdown table per (size, beams), then one JSON line with everything.
 
@@ -337,15 +338,25 @@ def run(args, size: str, beams: int, new_tokens: int, systems: list[str], peaks:
     ok = {r["system"]: r for r in rows if "error" not in r}
     baseline = ok.get("marian-eager-fp32")
     marian_best = max((ok[s] for s in MARIAN_PYTORCH if s in ok), key=lambda r: r["tok_s"], default=None)
+    ct2_int8 = [r for s, r in ok.items() if s.startswith("ct2") and s.endswith("-int8")]
+    ct2_int8_best = max(ct2_int8, key=lambda r: r["tok_s"], default=None)
     for r in rows:
         if "error" in r:
             continue
         r["x_marian_eager"] = r["tok_s"] / baseline["tok_s"] if baseline else None
         r["x_marian_best"] = r["tok_s"] / marian_best["tok_s"] if marian_best else None
-        if marian_best and "slice_seconds" in r and "slice_seconds" in marian_best:
-            pairs = zip(marian_best["slice_seconds"], r["slice_seconds"])
-            r["x_marian_best_paired"] = statistics.median(marian / own for marian, own in pairs)
+        r["x_marian_best_paired"] = paired_ratio(r, marian_best)
+        if ct2_int8_best and r["system"].startswith("zhen") and r["system"].endswith("-int8"):
+            r["x_ct2_int8_best"] = r["tok_s"] / ct2_int8_best["tok_s"]
+            r["x_ct2_int8_best_paired"] = paired_ratio(r, ct2_int8_best)
     return rows
+
+
+def paired_ratio(row: dict, peer: dict | None) -> float | None:
+    """With `--interleave`: the median over slices of `peer`'s seconds over `row`'s in the same slice."""
+    if peer is None or "slice_seconds" not in row or "slice_seconds" not in peer:
+        return None
+    return statistics.median(theirs / own for theirs, own in zip(peer["slice_seconds"], row["slice_seconds"]))
 
 
 def main(argv=None):
@@ -391,7 +402,10 @@ def main(argv=None):
                     [("system", "system", "s"), ("seconds", "seconds", ".2f"), ("sent_s", "sent/s", ".1f"),
                      ("tok_s", "tok/s", ".0f"),
                      ("x_marian_eager", "× Marian eager fp32", ".2f"), ("x_marian_best", "× Marian best", ".2f"),
-                     ("x_marian_best_paired", "× Marian best, paired", ".2f"), ("gflop_s", "GFLOP/s", ".1f"),
+                     ("x_marian_best_paired", "× Marian best, paired", ".2f"),
+                     ("x_ct2_int8_best", "int8 × CTranslate2 int8", ".2f"),
+                     ("x_ct2_int8_best_paired", "int8 × CTranslate2 int8, paired", ".2f"),
+                     ("gflop_s", "GFLOP/s", ".1f"),
                      ("share_fp32", "% fp32 GEMM peak", ".0%"),
                      ("share_bf16", "% bf16 GEMM peak", ".0%"), ("rss_mib", "peak mem MiB", ".0f"),
                      ("error", "error", "s")],
