@@ -33,7 +33,8 @@ Systems (`--systems`, comma-separated):
 
 Each system runs in its own process; with `--rounds N` the systems take turns N times and each keeps its best round.
 `--interleave` runs all systems in one process instead, taking turns on every slice of batches (as many batches as
-zhen's decoding streams, so that stream systems decode a slice at once; the order rotating), so that the speed drift
+zhen's decoding streams, so that stream systems decode a slice at once; the order rotating; each slice's fastest time
+over `--repeat` passes and `--rounds` workers kept), so that the speed drift
 of a shared machine reaches every system alike: "× Marian best, paired" is the median over slices of the ratio to
 Marian's best system in the same slice ("int8 × CTranslate2 int8, paired": zhen's int8 systems to CTranslate2's best
 int8 system). Peak memory is then not reported, and Marian runs under the glibc malloc
@@ -323,6 +324,9 @@ def run(args, size: str, beams: int, new_tokens: int, systems: list[str], peaks:
             results = [run_worker(__file__, dict(job, system=s), baseline_tree=args.baseline_tree) for s in systems]
         for result in results:
             kept = best.get(result["system"])
+            if kept is not None and "slice_seconds" in kept and "slice_seconds" in result:  # each slice's best
+                slices = [min(pair) for pair in zip(kept["slice_seconds"], result["slice_seconds"])]
+                result = dict(result, slice_seconds=slices, seconds=sum(slices))
             if kept is None or "error" in kept or ("error" not in result and result["seconds"] < kept["seconds"]):
                 best[result["system"]] = result
     rows = [best[s] for s in systems]
