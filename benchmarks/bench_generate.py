@@ -34,11 +34,11 @@ Systems (`--systems`, comma-separated):
 Each system runs in its own process; with `--rounds N` the systems take turns N times and each keeps its best round.
 `--interleave` runs all systems in one process instead, taking turns on every slice of batches (as many batches as
 zhen's decoding streams, so that stream systems decode a slice at once; the order rotating; each slice's fastest time
-over `--repeat` passes and `--rounds` workers kept), so that the speed drift
-of a shared machine reaches every system alike: "× Marian best, paired" is the median over slices of the ratio to
-Marian's best system in the same slice ("int8 × CTranslate2 int8, paired": zhen's int8 systems to CTranslate2's best
-int8 system). Peak memory is then not reported, and Marian runs under the glibc malloc
-thresholds zhen's session raises for the process (fewer page faults: in Marian's favour).
+over `--repeat` passes and `--rounds` workers kept), so that the speed drift of a shared machine reaches every system
+alike: "× Marian best, paired" is the median over slices of the ratio to Marian's best system in the same slice ("int8 ×
+CTranslate2 int8, paired": zhen's int8 systems to CTranslate2's best int8 system). Peak memory is then not reported, and
+Marian runs under the glibc malloc thresholds zhen's session raises for the process (fewer page faults: in Marian's
+favour).
 Prints a markdown table per (size, beams), then one JSON line with everything.
 
     python benchmarks/bench_generate.py                       # tiny and base, greedy and beam 4
