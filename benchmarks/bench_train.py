@@ -15,6 +15,10 @@ Systems (`--systems`, comma-separated):
   zhen-{prenorm,postnorm}-{fp32,bf16}-packed   the packed path on any device
   zhen-{prenorm,postnorm}-{fp32,bf16}-logits   the packed path, but computing full logits then the loss, like Marian
   zhen-{prenorm,postnorm}-{fp32,bf16}-plain    the plain model (`model(**batch).loss`), no fast path
+  zhen-{prenorm,postnorm}-fp32-{matmul,onednn}  the fast path with its float32 linear layers multiplied by PyTorch's
+                                         matmul or by oneDNN (`zhen.hardware`'s `float32_training` forced)
+  zhen-*-{attnsdpa,attnmatmul}           the fast path attending by SDPA or by two matmuls and a softmax (e.g.
+                                         `zhen-prenorm-fp32-matmul-attnsdpa`, the float32 path of Intel CPUs)
   {marian-*,zhen-*}-compiled             the plain model with each encoder and decoder layer under
                                          `torch.compile(dynamic=True)` (regional compilation; warm-up compiles)
   {marian-*,zhen-*}-compiledgraphs       the same with `mode="reduce-overhead"`: on a GPU each compiled layer also
@@ -50,6 +54,7 @@ import warnings
 
 import torch
 
+from zhen import hardware
 from zhen.fast_training import FastTraining
 
 
@@ -99,10 +104,14 @@ def build_step(system: str, size: str, optimizer: str, loss_chunk_size: int | No
         model = zhen_model(size, variant=kind).to(device)
         if not {"plain", "compiled", "compiledgraphs"} & set(extra):
             packed = bool({"packed", "logits"} & set(extra))
-            fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), packing=packed or None,
-                                fused_loss="logits" not in extra if packed else None,
-                                loss_chunk_size=loss_chunk_size, attention_groups=attention_groups,
-                                cuda_graphs=True if "graphs" in extra else None)  # fmt: skip
+            trainer = [e for e in extra if e in ("matmul", "onednn")]
+            kernel = [e for e in extra if e in ("attnsdpa", "attnmatmul")]
+            with hardware.forced(**{"float32_training": trainer[0]} if trainer else {}):
+                fast = FastTraining(model, mixed_precision=precision.replace("fp32", "no"), packing=packed or None,
+                                    fused_loss="logits" not in extra if packed else None,
+                                    loss_chunk_size=loss_chunk_size, attention_groups=attention_groups,
+                                    attention_kernel=kernel[0].removeprefix("attn") if kernel else "auto",
+                                    cuda_graphs=True if "graphs" in extra else None)  # fmt: skip
     model.to(device).train()
     if {"compiled", "compiledgraphs"} & set(extra):  # one graph serves every layer of a stack: compiles in seconds
         mode = "reduce-overhead" if "compiledgraphs" in extra else None

@@ -16,6 +16,8 @@ from zhen.fast_training import (
     EmulatedBf16Linear,
     FastTraining,
     LinearCrossEntropy,
+    OneDnnLinear,
+    OneDnnLinearProduct,
     TrainingGraphs,
     pad_batch,
 )
@@ -468,6 +470,73 @@ def test_emulated_bf16_linear_does_bf16_arithmetic_in_float32(monkeypatch, autoc
     assert calls == [1]
 
 
+@pytest.mark.parametrize("mixed_precision", ["no", "bf16"])
+@pytest.mark.parametrize("float32_training", ["matmul", "onednn"])
+def test_float32_linears_swapped_for_onednns_where_it_trains_faster_and_removed_again(float32_training,
+                                                                                        mixed_precision):  # fmt: skip
+    """In float32 CPU training, `nn.Linear` becomes [`OneDnnLinear`] where `zhen.hardware`'s `float32_training` says
+    oneDNN multiplies training shapes faster (x86 CPUs other than Intel's); never in bf16, nor on other machines."""
+    model = tiny_model()
+    with hardware.forced(float32_training=float32_training, onednn_packing="on", cpu_bf16="native"):
+        fast = FastTraining(model, mixed_precision=mixed_precision)
+    swapped = float32_training == "onednn" and mixed_precision == "no"
+    assert (OneDnnLinear in {type(m) for m in model.modules()}) == swapped
+    assert ("OneDnnLinear for Linear" in fast.describe()) == swapped
+    fast.remove()
+    assert OneDnnLinear not in {type(m) for m in model.modules()}
+
+
+def test_onednn_linear_gives_linears_outputs_and_gradients(monkeypatch):
+    """Forward and input gradient by oneDNN, weight gradient by matmul: `nn.Linear`'s float32 outputs and gradients
+    (up to the order of summation), for 3-D inputs too; few rows, autocast and other dtypes stay `nn.Linear`'s."""
+    torch.manual_seed(0)
+    linear = OneDnnLinear(64, 96)
+    x = torch.randn(10, 7, 64, requires_grad=True)  # 70 rows
+    calls, apply = [], OneDnnLinearProduct.apply
+    monkeypatch.setattr(OneDnnLinearProduct, "apply", lambda *args: calls.append(1) or apply(*args))
+
+    def output_and_gradients(module):
+        x.grad = None
+        module.zero_grad()
+        y = module(x)
+        (y * torch.linspace(-1, 1, 96)).sum().backward()
+        return y, x.grad, module.weight.grad, module.bias.grad
+
+    onednn = output_and_gradients(linear)
+    assert calls == [1]
+    linear.__class__ = torch.nn.Linear
+    plain = output_and_gradients(linear)
+    linear.__class__ = OneDnnLinear
+    for got, expected in zip(onednn, plain):
+        torch.testing.assert_close(got, expected)
+    linear(x[:1])  # 7 rows
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert linear(x).dtype == torch.bfloat16
+    linear.bfloat16()(x.bfloat16())
+    assert calls == [1]
+    linear.float().bias = None
+    torch.testing.assert_close(linear(x), x @ linear.weight.t())
+    assert calls == [1, 1]
+
+
+@pytest.mark.parametrize("position_embedding_type,normalize_before", [("sinusoidal", True), ("rope", False)])
+def test_float32_training_through_onednn_equals_the_plain_model(monkeypatch, position_embedding_type,
+                                                                normalize_before):  # fmt: skip
+    """The whole fast path with every linear layer's products through oneDNN: the plain model's loss and
+    gradients."""
+    monkeypatch.setattr(OneDnnLinear, "MIN_ROWS", 1)  # this small batch's products too
+    batch = padded_batch()
+    model = tiny_model(position_embedding_type=position_embedding_type, normalize_before=normalize_before)
+    plain = loss_and_gradients(model, lambda: model(**batch).loss)
+    calls, apply = [], OneDnnLinearProduct.apply
+    monkeypatch.setattr(OneDnnLinearProduct, "apply", lambda *args: calls.append(1) or apply(*args))
+    with hardware.forced(float32_training="onednn", onednn_packing="on"):
+        fast = FastTraining(model, mixed_precision="no")
+    assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
+    linears = sum(type(m) is OneDnnLinear for m in model.modules())
+    assert len(calls) >= linears - 1  # every layer's (the LM head's weight goes through the fused loss)
+
+
 def test_bf16_training_where_the_cpu_emulates_bf16_is_as_precise_as_native_bf16(monkeypatch):
     """A whole bf16 training step (packed, fused loss) with emulated bf16 is as close to float32 training as
     PyTorch's own bf16 path: the same loss, gradients as far from float32's."""
@@ -535,12 +604,17 @@ def test_fast_path_with_encoder_and_decoder_of_different_depths(encoder_layers, 
 
 
 @pytest.mark.parametrize(
-    "cpu_bf16,mixed_precision,device,expected",
-    [("native", "bf16", "cpu", "matmul"), ("native", "no", "cpu", "sdpa"), ("emulated", "bf16", "cpu", "sdpa"),
-     ("native", "bf16", "cuda", "sdpa")],
+    "cpu_bf16,float32_training,mixed_precision,device,expected",
+    [("native", "matmul", "bf16", "cpu", "matmul"), ("native", "matmul", "no", "cpu", "sdpa"),
+     ("emulated", "matmul", "bf16", "cpu", "sdpa"), ("native", "matmul", "bf16", "cuda", "sdpa"),
+     ("emulated", "onednn", "no", "cpu", "matmul"), ("native", "onednn", "no", "cpu", "matmul"),
+     ("emulated", "onednn", "bf16", "cpu", "sdpa"), ("emulated", "onednn", "no", "cuda", "sdpa")],
 )  # fmt: skip
-def test_attention_kernel_follows_the_machine_and_precision(cpu_bf16, mixed_precision, device, expected):
-    with hardware.forced(cpu_bf16=cpu_bf16):
+def test_attention_kernel_follows_the_machine_and_precision(cpu_bf16, float32_training, mixed_precision, device,
+                                                             expected):  # fmt: skip
+    """Two matmuls and a softmax for bf16 where it is native, and for float32 where float32 training multiplies
+    through oneDNN (x86 CPUs other than Intel's); SDPA elsewhere."""
+    with hardware.forced(cpu_bf16=cpu_bf16, float32_training=float32_training, onednn_packing="on"):
         assert hardware.training_attention_kernel(device, mixed_precision) == expected
         if device == "cpu":
             assert FastTraining(tiny_model(), mixed_precision=mixed_precision).attention_kernel == expected

@@ -105,7 +105,11 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
     out = capsys.readouterr().out
     assert "CPU bf16 native" in out and "trains in: bf16" in out and "bf16 copies of the decoder weights" in out
     assert "the decoder's layers as one program, compiled by TorchScript" in out and "screened" not in out
-    assert "through packed batches and the fused loss" in out and "float32 copy" not in out
+    assert (
+        "through packed batches (attention by two matmuls and a softmax per group of sentences) and the fused loss"
+        in out
+    )
+    assert "float32 copy" not in out
     bf16_drafted = "greedy search of 1 to 4 texts on a large decoder drafted by an int8 copy"
     assert bf16_drafted in out and "greedy and beam search" not in out
     assert f"decode {hardware.decoding_streams('cpu')} batch(es) at once" in out
@@ -412,6 +416,46 @@ def test_mkl_multiplies_few_rows_only_on_intel_cpus(monkeypatch, fresh_detection
         hardware.detected.cache_clear()
         monkeypatch.setattr(hardware, "_cpu_vendor", lambda vendor=vendor: vendor)
         assert hardware.detected().mkl_few_rows == expected, vendor
+
+
+def test_float32_training_multiplies_through_onednn_on_x86_cpus_other_than_intels(monkeypatch, fresh_detection):
+    """MKL (PyTorch's matmul on x86) runs code for older CPUs on AMD's, where oneDNN's products of a training step's
+    shapes are the faster: detected from the CPU's vendor and architecture, where this PyTorch has oneDNN; `"matmul"`
+    wherever PyTorch has no oneDNN, even forced."""
+    onednn = hardware.detected().onednn_packing == "on"
+    cases = [("x86_64", "AuthenticAMD", "onednn" if onednn else "matmul"), ("x86_64", "GenuineIntel", "matmul"),
+             ("aarch64", "", "matmul"), ("AMD64", "HygonGenuine", "onednn" if onednn else "matmul")]  # fmt: skip
+    for machine, vendor, expected in cases:
+        hardware.detected.cache_clear()
+        monkeypatch.setattr(hardware, "_cpu_vendor", lambda vendor=vendor: vendor)
+        monkeypatch.setattr(hardware.platform, "machine", lambda machine=machine: machine)
+        assert hardware.detected().float32_training == expected, (machine, vendor)
+    with hardware.forced(float32_training="onednn", onednn_packing="off") as machine:
+        assert machine.float32_trainer() == "matmul"
+    with pytest.raises(ValueError, match="float32_training='mkl' is invalid"):
+        with hardware.forced(float32_training="mkl"):
+            pass
+
+
+@pytest.mark.parametrize("float32_training", ["matmul", "onednn"])
+def test_zhen_env_says_how_float32_training_multiplies_and_attends(capsys, float32_training):
+    from zhen.commands import env
+
+    with hardware.forced(cpu_bf16="emulated", onednn_packing="on", float32_training=float32_training, cuda=False):
+        env.main([])
+    out = capsys.readouterr().out
+    onednn = float32_training == "onednn"
+    assert f"float32 training products by {'oneDNN' if onednn else 'matmul'}" in out
+    assert ("linear layers' products by oneDNN" in out) == onednn
+    attention = "two matmuls and a softmax" if onednn else "SDPA"
+    assert f"trains in: float32 (no mixed precision), through packed batches (attention by {attention}" in out
+
+
+def test_onednn_linear_is_linear():
+    torch.manual_seed(0)
+    x, weight, bias = torch.randn(70, 48), torch.randn(40, 48), torch.randn(40)
+    torch.testing.assert_close(hardware.onednn_linear(x, weight, bias), torch.nn.functional.linear(x, weight, bias))
+    torch.testing.assert_close(hardware.onednn_linear(x, weight.t().contiguous().t()), x @ weight.t())
 
 
 @pytest.mark.parametrize("capability,floats", [("AVX512", 16), ("AVX2", 8), ("DEFAULT", 0), ("SVE256", 0)])

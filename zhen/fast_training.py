@@ -13,7 +13,8 @@ gradients equal) and each through a mechanism Transformers provides:
   rows at a time with its gradient formed in the same pass, so the (tokens × vocabulary) logits never exist.
 - **Swapped modules** on the CPU: `nn.Dropout` → [`CpuDropout`] (its mask from 16-bit random integers, four per
   64-bit draw, a third of `bernoulli_`'s cost); and where the CPU has no bf16 instructions and training runs in bf16,
-  `nn.Linear` → [`EmulatedBf16Linear`] (the same bf16 arithmetic as float32 GEMMs, 2-4x faster there).
+  `nn.Linear` → [`EmulatedBf16Linear`] (the same bf16 arithmetic as float32 GEMMs, 2-4x faster there); in float32
+  where oneDNN multiplies training shapes faster than PyTorch's matmul (AMD EPYCs), `nn.Linear` → [`OneDnnLinear`].
 - **CUDA graphs** on one GPU ([`TrainingGraphs`]): the plain model's forward and backward of each batch shape
   captured once and replayed, where that measures faster than launching its kernels one by one from Python (the
   packed path and the fused loss save arithmetic a CPU is short of; a GPU is short of launches instead).
@@ -245,6 +246,45 @@ class EmulatedBf16Linear(nn.Linear):
         with torch.autocast(x.device.type, enabled=False):  # the casts autocast would make, differentiable
             bias = None if self.bias is None else self.bias.bfloat16()
             return Bf16LinearInFloat32.apply(x.bfloat16(), self.weight.bfloat16(), bias)
+
+
+class OneDnnLinearProduct(torch.autograd.Function):
+    """`linear(x, weight, bias)` of float32 CPU tensors with the forward product and the input's gradient multiplied
+    by oneDNN (`zhen.hardware.onednn_linear`), the weight's gradient by PyTorch's matmul (faster there): float32
+    GEMMs either way, by the library that runs a training step's shapes faster on CPUs where MKL runs code for older
+    ones (`zhen.hardware`'s `float32_training`)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return hardware.onednn_linear(x.flatten(0, -2), weight, bias).view(*x.shape[:-1], weight.shape[0])
+
+    @staticmethod
+    def backward(ctx, grad_output: torch.Tensor):
+        x, weight = ctx.saved_tensors
+        grad = grad_output.flatten(0, -2)
+        grad_x = grad_weight = grad_bias = None
+        if ctx.needs_input_grad[0]:
+            grad_x = hardware.onednn_linear(grad, weight.t()).view(x.shape)
+        if ctx.needs_input_grad[1]:
+            grad_weight = grad.t() @ x.flatten(0, -2)
+        if ctx.has_bias and ctx.needs_input_grad[2]:
+            grad_bias = grad.sum(0)
+        return grad_x, grad_weight, grad_bias
+
+
+class OneDnnLinear(nn.Linear):
+    """`nn.Linear` whose float32 CPU products of at least `MIN_ROWS` rows, outside autocast, run through
+    [`OneDnnLinearProduct`]; elsewhere it is `nn.Linear`."""
+
+    MIN_ROWS = 64  # below, a oneDNN call costs more than its faster product saves
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        float32 = x.dtype == self.weight.dtype == torch.float32 and not torch.is_autocast_enabled(x.device.type)
+        if x.device.type != "cpu" or not float32 or x.numel() < self.MIN_ROWS * self.in_features:
+            return super().forward(x)
+        return OneDnnLinearProduct.apply(x, self.weight, self.bias)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -513,6 +553,8 @@ class FastTraining:
         self.swaps = {nn.Dropout: CpuDropout} if on_cpu else {}
         if on_cpu and mixed_precision == "bf16" and hardware.emulates_bf16("cpu"):
             self.swaps[nn.Linear] = EmulatedBf16Linear
+        elif on_cpu and mixed_precision == "no" and hardware.current().float32_trainer() == "onednn":
+            self.swaps[nn.Linear] = OneDnnLinear
         self.swapped: list[tuple[nn.Module, type]] = []
         self.graphs = self._graphs(device, mixed_precision, cuda_graphs)
         self.apply()
@@ -594,6 +636,7 @@ __all__ = [
     "EmulatedBf16Linear",
     "FastTraining",
     "LinearCrossEntropy",
+    "OneDnnLinear",
     "TrainingGraphs",
     "default_loss_chunk_size",
     "fused_translation_loss",

@@ -51,6 +51,10 @@ class Hardware:
             `"onednn"`, whichever multiplies faster on this CPU, measured once ([`mkl_measured_faster`]: MKL's on
             the Intel Xeons measured so far, oneDNN's on the AMD EPYCs, where MKL runs code for older CPUs);
             `"measured"` until first asked for ([`Hardware.float32_packer`]): a session in bf16 never asks.
+        float32_training (`str`): what multiplies float32 training's linear layers on the CPU, forward and input
+            gradient: `"onednn"` on x86 CPUs other than Intel's, where MKL (PyTorch's matmul) runs code for older
+            CPUs and oneDNN's products of a training step's shapes run faster (AMD EPYC Zen 3: base steps 5-8 %
+            faster; measured: README, Performance; `zhen.fast_training`'s `OneDnnLinear`), `"matmul"` elsewhere.
         mkl_few_rows (`str`): `"on"` where decoding multiplies the products of a step of a sentence or two by float32
             weights as they are, through MKL (`nn.functional.linear`), rather than through a oneDNN call, which costs
             ~15 µs more (`zhen.layer_steps.few_rows`): on Intel CPUs, where MKL runs its own code for the CPU. On other
@@ -85,6 +89,7 @@ class Hardware:
     onednn_packing: str
     onednn_bf16: str
     float32_packing: str
+    float32_training: str
     mkl_few_rows: str
     fbgemm: str
     glibc_malloc: str
@@ -105,6 +110,10 @@ class Hardware:
         """`float32_packing`, measured now if not yet ([`measured_float32_packing`])."""
         return measured_float32_packing() if self.float32_packing == MEASURED else self.float32_packing
 
+    def float32_trainer(self) -> str:
+        """`float32_training`, or `"matmul"` where PyTorch has no oneDNN (`onednn_packing` off)."""
+        return self.float32_training if self.onednn_packing == "on" else "matmul"
+
     def packs_bf16(self) -> bool:
         """Whether bf16 decoding weights are packed into oneDNN's GEMM layout here (`onednn_packing`, `onednn_bf16`)."""
         return self.onednn_packing == "on" and self.onednn_bf16 == "on"
@@ -123,6 +132,7 @@ class Hardware:
         preferred = "MKL" if self.preferred_float32_packing() == "mkl" else "oneDNN"
         packing += f", float32 weights packed by {preferred} where both can"
         packing += f", few-row float32 products by MKL {self.mkl_few_rows}"
+        packing += f", float32 training products by {'oneDNN' if self.float32_trainer() == 'onednn' else 'matmul'}"
         packing += f", FBGEMM row sums {self.fbgemm}, glibc malloc {self.glibc_malloc}"
         packing += f", oneDNN int8 LM head {self.onednn_int8}, oneDNN int8 batches {self.amx_int8}"
         packing += f", int8 full-range activations {self.int8_full_range}, int8 matmul {self.int8_matmul}"
@@ -145,12 +155,14 @@ def detected() -> Hardware:
     onednn_int8 = int8_instructions and "onednn" in torch.backends.quantized.supported_engines
     amx_int8 = onednn_int8 and getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)()
     cuda = torch.cuda.is_available()
+    x86 = platform.machine().lower() in X86
     return Hardware(
         cpu_bf16="native" if native else "emulated",
         mkl_packing="on" if mkl else "off",
         onednn_packing="on" if onednn else "off",
         onednn_bf16="on" if onednn and torch.ops.mkldnn._is_mkldnn_bf16_supported() else "off",
         float32_packing=MEASURED if mkl and onednn else "onednn",
+        float32_training="onednn" if onednn and x86 and _cpu_vendor() != "GenuineIntel" else "matmul",
         mkl_few_rows="on" if mkl and _cpu_vendor() == "GenuineIntel" else "off",
         fbgemm="on" if "fbgemm" in torch.backends.quantized.supported_engines else "off",
         glibc_malloc="on" if _mallopt() is not None else "off",
@@ -271,6 +283,12 @@ def packed_product_seconds(rows: int, inputs: int, outputs: int, repeats: int = 
     )
 
 
+def onednn_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """`nn.functional.linear(x, weight, bias)` of 2-D float32 CPU tensors, multiplied by oneDNN (`weight` as it is,
+    not packed)."""
+    return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
+
+
 MKL_PACKED_ROWS = 256  # the rows MKL packs a weight for: packed so, it multiplies 1 to 1,000s of rows fast (README)
 
 
@@ -370,6 +388,7 @@ def _check(values: dict, source: str) -> None:
         "onednn_packing": SWITCHES,
         "onednn_bf16": SWITCHES,
         "float32_packing": ("mkl", "onednn"),
+        "float32_training": ("matmul", "onednn"),
         "mkl_few_rows": SWITCHES,
         "fbgemm": SWITCHES,
         "glibc_malloc": SWITCHES,
@@ -403,10 +422,15 @@ def training_precision(choice: str, on_cpu: bool) -> str:
 
 def training_attention_kernel(device: torch.device | str, mixed_precision: str) -> str:
     """How zhen's packed training attends within a group of sentences: `"matmul"` (two matmuls and a softmax) for bf16
-    on a CPU that computes bf16 natively, where SDPA's flash kernel is slow backwards at sentence lengths; `"sdpa"`
+    on a CPU that computes bf16 natively, and for float32 on a CPU whose float32 training products are oneDNN's
+    (`float32_training`: x86 CPUs other than Intel's), where SDPA's flash kernel is slow at sentence lengths; `"sdpa"`
     elsewhere, where it is the faster one (measured: README, Performance)."""
-    native_cpu_bf16 = torch.device(device).type == "cpu" and current().cpu_bf16 == "native"
-    return "matmul" if native_cpu_bf16 and mixed_precision == "bf16" else "sdpa"
+    if torch.device(device).type != "cpu":
+        return "sdpa"
+    machine = current()
+    if mixed_precision == "bf16":
+        return "matmul" if machine.cpu_bf16 == "native" else "sdpa"
+    return "matmul" if mixed_precision == "no" and machine.float32_trainer() == "onednn" else "sdpa"
 
 
 def packing_pays(device: torch.device | str) -> bool:

@@ -43,6 +43,14 @@ def _version(package: str) -> str:
 PRECISIONS = {"bf16": "bf16", "fp16": "fp16", "no": "float32 (no mixed precision)"}
 
 
+def _packed_training(machine: hardware.Hardware, precision: str) -> str:
+    kernel = hardware.training_attention_kernel("cpu", precision)
+    attention = "two matmuls and a softmax" if kernel == "matmul" else "SDPA"
+    onednn = precision == "no" and machine.float32_trainer() == "onednn"
+    linears = ", linear layers' products by oneDNN" if onednn else ""
+    return f"packed batches (attention by {attention} per group of sentences{linears}) and the fused loss"
+
+
 def report() -> str:
     """What zhen found on this machine and what it does there, in words (what `zhen-env` prints)."""
     machine, cpu = hardware.current(), hardware.cpu_name()
@@ -50,12 +58,12 @@ def report() -> str:
     float32_packed = machine.cpu_bf16 != "native" and machine.float32_packer() is not None
     screened = float32_packed and screen_pays(machine)
     screened_bf16 = not float32_packed and machine.int8_outruns_bf16() and screen_pays(machine)
+    precision = hardware.training_precision("auto", on_cpu)
     lines = [
         f"CPU: {cpu} ({os.cpu_count()} logical cores, PyTorch uses {torch.get_num_threads()} threads)",
         f"Found: {machine.describe()}" + (" (forced by ZHEN_HARDWARE)" if hardware.environment_overrides() else ""),
-        f"zhen-train --mixed-precision auto trains in: {PRECISIONS[hardware.training_precision('auto', on_cpu)]}, "
-        "through "
-        + ("packed batches and the fused loss" if hardware.packing_pays("cpu" if on_cpu else "cuda") else
+        f"zhen-train --mixed-precision auto trains in: {PRECISIONS[precision]}, through "
+        + (_packed_training(machine, precision) if hardware.packing_pays("cpu" if on_cpu else "cuda") else
            "the plain model (on a GPU it launches fewer kernels than the packed path)"),
         "zhen.translate and the pipeline decode with: "
         + (f"bf16 copies of the decoder weights{' packed for oneDNN' * machine.packs_bf16()}"
