@@ -486,6 +486,19 @@ def test_float32_linears_swapped_for_onednns_where_it_trains_faster_and_removed_
     assert OneDnnLinear not in {type(m) for m in model.modules()}
 
 
+def test_paused_gives_the_plain_model_inside_the_block_and_the_fast_path_after_it():
+    model = tiny_model()
+    with hardware.forced(float32_training="onednn", onednn_packing="on"):
+        fast = FastTraining(model, mixed_precision="no")
+    fast_types = {type(m) for m in model.modules()}
+    assert {OneDnnLinear, CpuDropout} <= fast_types
+    with fast.paused() as plain:
+        assert plain is model and not {OneDnnLinear, CpuDropout} & {type(m) for m in model.modules()}
+        assert model.config._attn_implementation == "sdpa"
+    assert {type(m) for m in model.modules()} == fast_types
+    assert model.config._attn_implementation == fast_training.PACKED_ATTENTION
+
+
 def test_onednn_linear_gives_linears_outputs_and_gradients(monkeypatch):
     """Forward and input gradient by oneDNN, weight gradient by matmul: `nn.Linear`'s float32 outputs and gradients
     (up to the order of summation), for 3-D inputs too; few rows, autocast and other dtypes stay `nn.Linear`'s."""

@@ -427,6 +427,29 @@ def test_validation_bleu_uses_the_current_weights(tmp_path):
         assert resumed[12][key] == pytest.approx(straight[12][key], abs=1e-9), key
 
 
+def test_validation_translates_with_the_plain_modules_and_training_goes_on_with_the_fast_ones(tmp_path, monkeypatch):
+    """The fast decoder makes session copies of `nn.Linear`s only: an evaluation's translation runs on the plain
+    model (`FastTraining.paused`), whatever the training path swapped in (here oneDNN's float32 linears, forced), and
+    training continues with them afterwards."""
+    from zhen import training
+    from zhen.fast_training import OneDnnLinear
+
+    seen, translate = [], training.translate
+
+    def recording_translate(*args, model, **kwargs):
+        seen.append({type(m).__name__ for m in model.modules()})
+        return translate(*args, model=model, **kwargs)
+
+    monkeypatch.setattr(training, "translate", recording_translate)
+    forward, after = OneDnnLinear.forward, []
+    monkeypatch.setattr(OneDnnLinear, "forward", lambda self, x: after.append(len(seen)) or forward(self, x))
+    args = [*TINY, "--max-steps", "4", "--eval-steps", "2", "--eval-bleu-samples", "4", "--mixed-precision", "no"]
+    with hardware.forced(float32_training="onednn", onednn_packing="on"):
+        train(resolve_config(["--output-dir", str(tmp_path / "run"), *args]))
+    assert seen and all("Linear" in names and not {"OneDnnLinear", "CpuDropout"} & names for names in seen)
+    assert len(seen) == 4 and max(after) == 2  # steps 3 and 4 through OneDnnLinear, after step 2's translations
+
+
 def run_training(args: list[str]) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "zhen.commands.train", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip

@@ -609,6 +609,17 @@ class FastTraining:
         if self.packing:
             self.model.set_attn_implementation(self.attn_implementation)
 
+    @contextlib.contextmanager
+    def paused(self):
+        """The plain model inside the block ([`remove`]), the fast path again after it ([`apply`]): what a
+        translation in the middle of training decodes, since the fast decoder makes its session copies of
+        `nn.Linear`s, not of the training path's modules."""
+        self.remove()
+        try:
+            yield self.model
+        finally:
+            self.apply()
+
     def loss(self, model, batch: dict, num_items_in_batch=None) -> torch.Tensor:
         """The training loss of a padded batch (`input_ids`, `attention_mask`, `labels`), through `model` (the model
         given at construction, or its DDP/Accelerate wrapper)."""

@@ -369,7 +369,7 @@ class ZhenTrainer:
         share += sources[: -(-len(sources) // accelerator.num_processes) - len(share)]  # equal work for FSDP lockstep
         model = accelerator.unwrap_model(self.model)
         synced = accelerator.distributed_type == DistributedType.FSDP
-        with accelerator.autocast():
+        with accelerator.autocast(), self.fast.paused():  # the fast decoder's session copies need plain modules
             hypotheses = translate(
                 share,
                 model=model,
