@@ -279,13 +279,13 @@ def packed_product_seconds(rows: int, inputs: int, outputs: int, repeats: int = 
     onednn = torch.ops.mkldnn._reorder_linear_weight(weight, None)
     return (
         _best_seconds(lambda: torch.ops.mkl._mkl_linear(x, mkl, weight, None, rows), repeats),
-        _best_seconds(lambda: torch.ops.mkldnn._linear_pointwise(x, onednn, None, "none", [], ""), repeats),
+        _best_seconds(lambda: onednn_linear(x, onednn), repeats),
     )
 
 
 def onednn_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """`nn.functional.linear(x, weight, bias)` of 2-D float32 CPU tensors, multiplied by oneDNN (`weight` as it is,
-    not packed)."""
+    """`nn.functional.linear(x, weight, bias)` of 2-D CPU tensors, multiplied by oneDNN: `weight` as it is (training,
+    whose weights change every step) or packed once by `torch.ops.mkldnn._reorder_linear_weight`."""
     return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
 
 
