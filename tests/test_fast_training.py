@@ -294,14 +294,18 @@ def test_length_groups_sort_and_merge_equal_widths():
 
 
 @pytest.mark.parametrize(
-    "labelled,autocast,cpu_bf16",
-    [(slice(None), False, "native"), (slice(0), False, "native"), (slice(None), True, "native"),
-     (slice(0), True, "native"), (slice(None), True, "emulated")],
-    ids=["fp32", "no-labels", "bf16-native", "bf16-no-labels", "bf16-emulated"],
+    "labelled,autocast,cpu_bf16,onednn",
+    [(slice(None), False, "native", False), (slice(None), False, "native", True), (slice(0), False, "native", False),
+     (slice(None), True, "native", False), (slice(0), True, "native", False), (slice(None), True, "emulated", False),
+     (slice(None), True, "native", True)],
+    ids=["fp32", "fp32-onednn", "no-labels", "bf16-native", "bf16-no-labels", "bf16-emulated", "bf16-onednn"],
 )  # fmt: skip
-def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast, cpu_bf16):
+def test_fused_loss_matches_lm_head_plus_cross_entropy(monkeypatch, labelled, autocast, cpu_bf16, onednn):
     """Several chunks (the first writes the weight gradient, the rest add to it; in bf16 transposed), a batch without
-    any labelled row, and bf16 autocast with native and emulated bf16 (emulated: the products run in float32)."""
+    any labelled row, float32 logits by oneDNN, and bf16 autocast with native and emulated bf16 (emulated: the
+    products run in float32; asked for oneDNN, bf16 products stay PyTorch's)."""
+    calls, onednn_linear = [], hardware.onednn_linear
+    monkeypatch.setattr(hardware, "onednn_linear", lambda *args: calls.append(len(args[0])) or onednn_linear(*args))
     torch.manual_seed(0)
     hidden, weight = torch.randn(11, 16, requires_grad=True), torch.randn(37, 16, requires_grad=True)
     labels = torch.full((11,), -100)
@@ -311,7 +315,7 @@ def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast, cpu_b
     def loss_and_grads(fused):
         with hardware.forced(cpu_bf16=cpu_bf16), torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
             if fused:
-                loss = LinearCrossEntropy.apply(hidden, weight, labels, 0.1, 4)
+                loss = LinearCrossEntropy.apply(hidden, weight, labels, 0.1, 4, onednn)
             else:
                 logits = (hidden @ weight.t()).float()
                 loss = torch.nn.functional.cross_entropy(logits, labels, reduction="sum", label_smoothing=0.1)
@@ -323,6 +327,8 @@ def test_fused_loss_matches_lm_head_plus_cross_entropy(labelled, autocast, cpu_b
     tolerance = dict(rtol=2e-2, atol=2e-2) if autocast else dict(rtol=1e-5, atol=1e-5)
     for fused, reference in zip(loss_and_grads(True), loss_and_grads(False)):
         torch.testing.assert_close(fused.float(), reference.float(), **tolerance)
+    labelled_rows = int((labels != -100).sum())
+    assert calls == ([4] * (labelled_rows // 4) + [labelled_rows % 4] if onednn and not autocast else [])
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
@@ -472,7 +478,7 @@ def test_emulated_bf16_linear_does_bf16_arithmetic_in_float32(monkeypatch, autoc
 
 @pytest.mark.parametrize("mixed_precision", ["no", "bf16"])
 @pytest.mark.parametrize("float32_training", ["matmul", "onednn"])
-def test_float32_linears_swapped_for_onednns_where_it_trains_faster_and_removed_again(float32_training,
+def test_float32_linears_swapped_for_onednns_where_it_trains_faster_and_removed_again(monkeypatch, float32_training,
                                                                                         mixed_precision):  # fmt: skip
     """In float32 CPU training, `nn.Linear` becomes [`OneDnnLinear`] where `zhen.hardware`'s `float32_training` says
     oneDNN multiplies training shapes faster (x86 CPUs other than Intel's); never in bf16, nor on other machines."""
@@ -482,6 +488,10 @@ def test_float32_linears_swapped_for_onednns_where_it_trains_faster_and_removed_
     swapped = float32_training == "onednn" and mixed_precision == "no"
     assert (OneDnnLinear in {type(m) for m in model.modules()}) == swapped
     assert ("OneDnnLinear for Linear" in fast.describe()) == swapped
+    losses = []  # the fused loss's float32 logits by oneDNN where the linear layers are
+    monkeypatch.setattr(fast_training, "fused_translation_loss", lambda *args: losses.append(args[-1]) or args[0])
+    fast.loss(model, padded_batch())
+    assert losses == [swapped]
     fast.remove()
     assert OneDnnLinear not in {type(m) for m in model.modules()}
 
@@ -545,9 +555,16 @@ def test_float32_training_through_onednn_equals_the_plain_model(monkeypatch, pos
     monkeypatch.setattr(OneDnnLinearProduct, "apply", lambda *args: calls.append(1) or apply(*args))
     with hardware.forced(float32_training="onednn", onednn_packing="on"):
         fast = FastTraining(model, mixed_precision="no")
+    logits_products, onednn_linear = [], hardware.onednn_linear
+    monkeypatch.setattr(
+        hardware,
+        "onednn_linear",
+        lambda x, w, *rest: logits_products.append(w is model.lm_head.weight) or onednn_linear(x, w, *rest),
+    )
     assert_same(loss_and_gradients(model, lambda: fast.loss(model, batch)), plain)
     linears = sum(type(m) is OneDnnLinear for m in model.modules())
     assert len(calls) >= linears - 1  # every layer's (the LM head's weight goes through the fused loss)
+    assert any(logits_products)  # and the fused loss's logits
 
 
 def test_bf16_training_where_the_cpu_emulates_bf16_is_as_precise_as_native_bf16(monkeypatch):

@@ -14,7 +14,8 @@ gradients equal) and each through a mechanism Transformers provides:
 - **Swapped modules** on the CPU: `nn.Dropout` → [`CpuDropout`] (its mask from 16-bit random integers, four per
   64-bit draw, a third of `bernoulli_`'s cost); and where the CPU has no bf16 instructions and training runs in bf16,
   `nn.Linear` → [`EmulatedBf16Linear`] (the same bf16 arithmetic as float32 GEMMs, 2-4x faster there); in float32
-  where oneDNN multiplies training shapes faster than PyTorch's matmul (AMD EPYCs), `nn.Linear` → [`OneDnnLinear`].
+  where oneDNN multiplies training shapes faster than PyTorch's matmul (AMD EPYCs), `nn.Linear` → [`OneDnnLinear`]
+  (and the fused loss's logits by oneDNN).
 - **CUDA graphs** on one GPU ([`TrainingGraphs`]): the plain model's forward and backward of each batch shape
   captured once and replayed, where that measures faster than launching its kernels one by one from Python (the
   packed path and the fused loss save arithmetic a CPU is short of; a GPU is short of launches instead).
@@ -47,17 +48,18 @@ NO_LOGITS = torch.empty(0, dtype=torch.long)  # `logits_to_keep` that keeps none
 
 
 def fused_translation_loss(model, inputs: dict, labels: torch.Tensor, label_smoothing: float,
-                           num_items_in_batch=None, chunk_size: int | None = None) -> torch.Tensor:  # fmt: skip
+                           num_items_in_batch=None, chunk_size: int | None = None,
+                           onednn: bool = False) -> torch.Tensor:  # fmt: skip
     """The loss `model(**inputs, labels=labels).loss` computes (label-smoothed cross-entropy per labelled token, or
     per `num_items_in_batch`), without the logits: the decoder's last hidden states go through [`LinearCrossEntropy`]
-    with the LM head's weight, `chunk_size` rows at a time ([`default_loss_chunk_size`] by default). `inputs` must
-    hold the decoder inputs. `model` may be wrapped (DDP, Accelerate): it is called as it is, so that wrappers see the
-    forward pass."""
+    with the LM head's weight, `chunk_size` rows at a time ([`default_loss_chunk_size`] by default), each chunk's
+    float32 logits on the CPU multiplied by oneDNN if `onednn`. `inputs` must hold the decoder inputs. `model` may be
+    wrapped (DDP, Accelerate): it is called as it is, so that wrappers see the forward pass."""
     outputs = model(**inputs, logits_to_keep=NO_LOGITS, output_hidden_states=-1, use_cache=False)
     hidden = outputs.decoder_hidden_states[-1]
     labels = labels.to(hidden.device).flatten()
     weight = _unwrapped(model).get_output_embeddings().weight
-    loss = LinearCrossEntropy.apply(hidden.flatten(0, -2), weight, labels, label_smoothing, chunk_size)
+    loss = LinearCrossEntropy.apply(hidden.flatten(0, -2), weight, labels, label_smoothing, chunk_size, onednn)
     if num_items_in_batch is None:
         num_items_in_batch = (labels != -100).sum().clamp(min=1)
     return loss / (num_items_in_batch.to(loss.device) if torch.is_tensor(num_items_in_batch) else num_items_in_batch)
@@ -90,11 +92,13 @@ class LinearCrossEntropy(torch.autograd.Function):
     as `lm_head` + `cross_entropy` would (the softmax of bf16 logits reads them as they are and computes in float32;
     the loss's log-sum-exp comes from the largest logit's probability, [`_log_sum_exp`]); in bf16 on a CPU without
     bf16 instructions the products of the bf16-rounded operands run in float32 (see [`Bf16LinearInFloat32`]) and are
-    not rounded again. `chunk_size` None: [`default_loss_chunk_size`] of the products' dtype.
+    not rounded again. `chunk_size` None: [`default_loss_chunk_size`] of the products' dtype. `onednn`: float32
+    logits on the CPU multiplied by oneDNN (`zhen.hardware.onednn_linear`) rather than PyTorch's matmul, as
+    [`OneDnnLinear`] multiplies the linear layers; the gradients' products stay PyTorch's (no faster through oneDNN).
     """
 
     @staticmethod
-    def forward(ctx, hidden, weight, labels, label_smoothing: float, chunk_size: int | None):
+    def forward(ctx, hidden, weight, labels, label_smoothing: float, chunk_size: int | None, onednn: bool = False):
         rows = (labels != -100).nonzero().squeeze(1)
         device = hidden.device
         dtype = hardware.autocast_dtype(device) or hidden.dtype
@@ -106,6 +110,7 @@ class LinearCrossEntropy(torch.autograd.Function):
             weight_sum, input_sum = w.sum(0, dtype=torch.float32), inputs.sum(0, dtype=torch.float32)
             grad_inputs = torch.empty_like(inputs)
             fp32 = dtype == torch.float32
+            onednn = onednn and fp32 and device.type == "cpu"
             # written by the first chunk's product rather than zero-filled first: a pass less over (vocab, d_model);
             # in bf16 as (d_model, vocab), the layout whose products oneDNN runs fastest, transposed once at the end
             new_grad_weight = torch.empty if n else torch.zeros
@@ -113,13 +118,13 @@ class LinearCrossEntropy(torch.autograd.Function):
                                           device=device)  # fmt: skip
             w_t = None if fp32 else w.t().contiguous()
             chunk_size = chunk_size or default_loss_chunk_size(dtype)
-            buffer = inputs.new_empty((min(chunk_size, n), vocab_size)) if fp32 else None  # one chunk's logits
+            buffer = inputs.new_empty((min(chunk_size, n), vocab_size)) if fp32 and not onednn else None
             loss = torch.zeros((), dtype=torch.float32, device=device)
             for start in range(0, n, chunk_size):
                 x, y = inputs[start : start + chunk_size], targets[start : start + chunk_size]
                 grad_rows = grad_inputs[start : start + chunk_size]
-                if fp32:  # straight into the outputs: no (tokens, vocab) temporaries to allocate and page in
-                    logits = torch.mm(x, w.t(), out=buffer[: len(x)])
+                if fp32:  # logits in one buffer (oneDNN's fresh each chunk: `keep_freed_memory` keeps them mapped)
+                    logits = hardware.onednn_linear(x, w) if onednn else torch.mm(x, w.t(), out=buffer[: len(x)])
                     target_logits = logits.gather(1, y[:, None]).squeeze(1)
                     log_probs = torch.log_softmax(logits, 1, out=logits)
                     nll = -log_probs.gather(1, y[:, None]).squeeze(1)
@@ -162,7 +167,7 @@ class LinearCrossEntropy(torch.autograd.Function):
         grad_hidden = grad_inputs.new_zeros(ctx.hidden_shape, dtype=ctx.hidden_dtype)
         grad_hidden[rows] = (grad_inputs * grad_output).to(ctx.hidden_dtype)
         # in place: a second (vocab, d_model) gradient would cost a pass and, at 32k x 512, 64 MiB of fresh pages
-        return grad_hidden, grad_weight.mul_(grad_output).to(ctx.weight_dtype), None, None, None
+        return grad_hidden, grad_weight.mul_(grad_output).to(ctx.weight_dtype), None, None, None, None
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -637,8 +642,9 @@ class FastTraining:
         labels = inputs.pop("labels")
         if "decoder_input_ids" not in inputs:
             inputs["decoder_input_ids"] = self.model.prepare_decoder_input_ids_from_labels(labels)
+        onednn = self.swaps.get(nn.Linear) is OneDnnLinear
         return fused_translation_loss(
-            model, inputs, labels, self.label_smoothing, num_items_in_batch, self.loss_chunk_size
+            model, inputs, labels, self.label_smoothing, num_items_in_batch, self.loss_chunk_size, onednn
         )
 
 

@@ -52,9 +52,9 @@ class Hardware:
             the Intel Xeons measured so far, oneDNN's on the AMD EPYCs, where MKL runs code for older CPUs);
             `"measured"` until first asked for ([`Hardware.float32_packer`]): a session in bf16 never asks.
         float32_training (`str`): what multiplies float32 training's linear layers on the CPU, forward and input
-            gradient: `"onednn"` on x86 CPUs other than Intel's, where MKL (PyTorch's matmul) runs code for older
-            CPUs and oneDNN's products of a training step's shapes run faster (AMD EPYC Zen 3: base steps 5-8 %
-            faster; measured: README, Performance; `zhen.fast_training`'s `OneDnnLinear`), `"matmul"` elsewhere.
+            gradient, and the fused loss's logits: `"onednn"` on x86 CPUs other than Intel's, where MKL (PyTorch's
+            matmul) runs code for older CPUs and oneDNN's products of a training step's shapes run faster (measured
+            on AMD EPYCs: README, Performance; `zhen.fast_training`'s `OneDnnLinear`), `"matmul"` elsewhere.
         mkl_few_rows (`str`): `"on"` where decoding multiplies the products of a step of a sentence or two by float32
             weights as they are, through MKL (`nn.functional.linear`), rather than through a oneDNN call, which costs
             ~15 µs more (`zhen.layer_steps.few_rows`): on Intel CPUs, where MKL runs its own code for the CPU. On other
