@@ -143,3 +143,26 @@ def run_without_zhen(tmp_path):
         return remote
 
     return run
+
+
+@pytest.fixture(scope="session")
+def run_fresh_python():
+    """`run(code, *args, env=None)`: the standard output of `code` run in a fresh Python, which must succeed, for probes
+    of what a process decides at its start. `zhen`'s modules import there without `zhen/__init__.py`, whose model
+    classes (Transformers' `PreTrainedModel`) would add several seconds to each probe: fine for modules, such as
+    `zhen.hardware` and `zhen.screened_argmax`, that import no model."""
+    import zhen
+
+    package = (
+        "import sys, types\n"
+        "sys.modules['zhen'] = types.ModuleType('zhen')\n"
+        f"sys.modules['zhen'].__path__ = {list(zhen.__path__)!r}\n"
+    )
+
+    def run(code: str, *args: str, env: dict | None = None) -> str:
+        result = subprocess.run([sys.executable, "-c", package + code, *args], env=env, capture_output=True, text=True,
+                                timeout=300)  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+        return result.stdout
+
+    return run

@@ -2,8 +2,6 @@
 
 import os
 import platform
-import subprocess
-import sys
 
 import pytest
 import torch
@@ -324,7 +322,7 @@ def test_cpu_training_serves_large_blocks_from_the_heap_where_glibc_malloc_is_on
     assert recorded_mallopt.calls == (KEPT_LARGE_BLOCKS if glibc_malloc == "on" and device == "cpu" else [])
 
 
-def printed_with_and_without_kept_memory(code: str, kept_runs: int = 1) -> dict[str, int]:
+def printed_with_and_without_kept_memory(run_fresh_python, code: str, kept_runs: int = 1) -> dict[str, int]:
     """The number `code` prints, run in a fresh process with zhen's malloc values ("kept", where `sys.argv[1]` says
     so; the least of `kept_runs` runs) and with glibc's defaults ("default"), neither with the user's malloc
     variables."""
@@ -332,15 +330,13 @@ def printed_with_and_without_kept_memory(code: str, kept_runs: int = 1) -> dict[
     printed = {}
     for malloc in ("kept", "default"):
         forced = {} if malloc == "kept" else {"ZHEN_HARDWARE": "glibc_malloc=off"}
-        args = [sys.executable, "-c", code, malloc]
-        runs_printed = [subprocess.run(args, capture_output=True, text=True, env={**env, **forced}, check=True).stdout
-                        for _ in range(kept_runs if malloc == "kept" else 1)]  # fmt: skip
-        printed[malloc] = min(map(int, runs_printed))
+        runs = kept_runs if malloc == "kept" else 1
+        printed[malloc] = min(int(run_fresh_python(code, malloc, env={**env, **forced})) for _ in range(runs))
     return printed
 
 
 @pytest.mark.skipif(hardware.detected().glibc_malloc != "on", reason="needs glibc's malloc")
-def test_large_blocks_stay_mapped_from_training_step_to_step():
+def test_large_blocks_stay_mapped_from_training_step_to_step(run_fresh_python):
     """A training step frees and allocates blocks over the 32 MiB glibc maps at most (the tied embedding's float32
     gradients: 62.5 MiB at base); by default each is mapped afresh, its ~16,000 pages faulted in, every step."""
     code = """if True:
@@ -358,12 +354,13 @@ def test_large_blocks_stay_mapped_from_training_step_to_step():
             step()
         print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     """
-    faults = printed_with_and_without_kept_memory(code, kept_runs=2)  # a busy machine moves the heap's top more
+    # kept_runs: a busy machine moves the heap's top more
+    faults = printed_with_and_without_kept_memory(run_fresh_python, code, kept_runs=2)
     assert faults["kept"] < 1_000 and faults["default"] > 5 * 3 * 10_000, faults
 
 
 @pytest.mark.skipif(hardware.detected().glibc_malloc != "on", reason="needs glibc's malloc")
-def test_kept_freed_memory_stays_mapped_from_step_to_step():
+def test_kept_freed_memory_stays_mapped_from_step_to_step(run_fresh_python):
     """In a fresh process glibc takes the values, and three blocks of 4–16 MB allocated and freed together step after
     step (logits, their log-softmax, ... of a batch that shrinks and grows) stay mapped: no page faults after the
     first steps, where glibc's own sliding thresholds map blocks afresh in three or four steps of twelve (4,000–12,000
@@ -386,7 +383,8 @@ def test_kept_freed_memory_stays_mapped_from_step_to_step():
             faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
         print(sum(after - before > 100 for before, after in zip(faults, faults[1:])))
     """
-    faulting_steps = printed_with_and_without_kept_memory(code, kept_runs=2)  # a busy machine moves the heap's top more
+    # kept_runs: a busy machine moves the heap's top more
+    faulting_steps = printed_with_and_without_kept_memory(run_fresh_python, code, kept_runs=2)
     assert faulting_steps["kept"] <= 1 < faulting_steps["default"], faulting_steps
 
 
@@ -394,15 +392,14 @@ def test_kept_freed_memory_stays_mapped_from_step_to_step():
     platform.machine().lower() not in hardware.X86 or "fbgemm" not in torch.backends.quantized.supported_engines,
     reason="FBGEMM's and oneDNN's AVX2 kernels are x86's",
 )
-def test_int8_full_range_is_off_where_the_int8_kernels_add_pairs_of_products_in_int16():
+def test_int8_full_range_is_off_where_the_int8_kernels_add_pairs_of_products_in_int16(run_fresh_python):
     """Kernels without VNNI (here forced: FBGEMM's and oneDNN's AVX2 code, on any x86 CPU) overflow int16 sums of
     8-bit activations; the probe sees it and zhen keeps PyTorch's 7 bits there. Where the CPU has VNNI or AMX and
     nothing caps the kernels, it is on."""
     probe = "from zhen import hardware; print(hardware.detected().int8_full_range)"
     capped = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": "AVX2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
     capped.pop("ZHEN_HARDWARE", None)
-    out = subprocess.run([sys.executable, "-c", probe], env=capped, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "off"
+    assert run_fresh_python(probe, env=capped).strip() == "off"
     vnni = any(getattr(torch.cpu, f"_is_{isa}_supported", lambda: False)() for isa in ("vnni", "amx_tile"))
     if vnni and "FBGEMM_ENABLE_INSTRUCTIONS" not in os.environ and "ONEDNN_MAX_CPU_ISA" not in os.environ:
         assert hardware.detected().int8_full_range == "on"
@@ -465,14 +462,13 @@ def test_short_rows_are_those_under_a_vector_register_of_pytorchs_softmax_kernel
 
 
 @pytest.mark.skipif(platform.machine().lower() not in hardware.X86, reason="ATen's AVX2 kernels are x86's")
-def test_the_short_row_length_follows_the_kernels_pytorch_dispatches_to():
+def test_the_short_row_length_follows_the_kernels_pytorch_dispatches_to(run_fresh_python):
     """Forced to ATen's AVX2 kernels (any x86 CPU runs them) rows under 8 floats are short; with its plain code, none
     are taken apart."""
     probe = "from zhen import hardware; print(hardware.SHORT_ROW_FLOATS)"
     for capability, expected in (("avx2", "8"), ("default", "0")):
         env = {**os.environ, "ATEN_CPU_CAPABILITY": capability}
-        out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True)
-        assert out.stdout.strip() == expected, capability
+        assert run_fresh_python(probe, env=env).strip() == expected, capability
 
 
 @pytest.mark.parametrize("scripted", [False, True])

@@ -3,7 +3,6 @@ the full float32 product's argmax (ties: the first token), never a banned token,
 a float32 decoding session uses it by default on a CPU, in both machine classes, and decodes exactly as without it."""
 
 import os
-import subprocess
 import sys
 import textwrap
 
@@ -196,7 +195,7 @@ def test_vnni_without_amx_sends_more_rows_to_fbgemm(full_range, amx_int8, int8_m
 
 @pytest.mark.skipif(hardware.detected().fbgemm == "off", reason="this PyTorch has no FBGEMM")
 @pytest.mark.parametrize("instructions", ["AVX2", "AVX512", "AVX512_E1"])
-def test_fbgemm_sums_are_int_mms_with_each_of_fbgemms_kernels(instructions):
+def test_fbgemm_sums_are_int_mms_with_each_of_fbgemms_kernels(run_fresh_python, instructions):
     """FBGEMM's kernels without VNNI add pairs of uint8 x int8 products in int16, which 8-bit inputs overflow (shown
     here); the screen's 7-bit values give `torch._int_mm`'s exact sums with every kernel set FBGEMM has, and its 8-bit
     values wherever `zhen.hardware` detects `int8_full_range` under that kernel set (`FBGEMM_ENABLE_INSTRUCTIONS`
@@ -224,10 +223,9 @@ def test_fbgemm_sums_are_int_mms_with_each_of_fbgemms_kernels(instructions):
         print("8-bit exact:", exact_at[127], "full range detected:", full_range)
     """)
     env = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": instructions}
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
+    printed = run_fresh_python(code, env=env)
     if instructions == "AVX2":  # why the screen gives FBGEMM 7 bits there
-        assert "8-bit exact: False full range detected: False" in done.stdout
+        assert "8-bit exact: False full range detected: False" in printed
 
 
 def tiny_model(seed=0, vocab_size=3000) -> ZhenForConditionalGeneration:

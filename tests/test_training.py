@@ -312,15 +312,15 @@ def test_average_checkpoints(tmp_path):
      ("auto", "emulated", "no")],
 )  # fmt: skip
 def test_sample_recipe_end_to_end_on_every_cpu(tmp_path, mixed_precision, cpu_bf16, runs_in):
-    """The README's first command (the bundled sample recipe, shortened) on a CPU with and without native bf16 and
-    under each `--mixed-precision`: training, validation loss and BLEU (translating under the training precision),
-    checkpoint and export, whose model loads with the Auto classes and translates."""
+    """The README's first command (the bundled sample recipe, shortened, its batches halved) on a CPU with and without
+    native bf16 and under each `--mixed-precision`: training, validation loss and BLEU (translating under the training
+    precision), checkpoint and export, whose model loads with the Auto classes and translates."""
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
     import zhen
 
-    args = ["--output-dir", str(tmp_path), "--max-steps", "8", "--eval-steps", "4", "--save-steps", "8",
-            "--eval-bleu-samples", "8", "--mixed-precision", mixed_precision, "--cpu"]  # fmt: skip
+    args = ["--output-dir", str(tmp_path), "--max-steps", "8", "--eval-steps", "4", "--save-steps", "8", "--max-tokens",
+            "512", "--eval-bleu-samples", "8", "--mixed-precision", mixed_precision, "--cpu"]  # fmt: skip
     with hardware.forced(cpu_bf16=cpu_bf16):
         export = train(resolve_config(args))
     assert AcceleratorState().mixed_precision == runs_in
