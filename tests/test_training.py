@@ -485,9 +485,9 @@ def test_resume_after_kill_reaches_the_same_parameters(tmp_path):
 
 def test_two_process_ddp_equals_gradient_accumulation_on_one_process(tmp_path):
     """`torchrun --standalone --nproc_per_node 2` (gloo DDP on the CPU, on a free port: test workers run side by side)
-    gives process r the batches r, r+2, ...; one process with 2 accumulation steps sees the same pairs of batches in
-    each step. With exact token-level loss normalisation across
-    processes the two runs must take the same steps."""
+    gives process r the batches r, r+2, ...; one process (this one) with 2 accumulation steps sees the same pairs of
+    batches in each step. With exact token-level loss normalisation across processes the two runs must take the same
+    steps."""
     common = [*TINY, "--max-steps", "8", "--save-steps", "8", "--eval-steps", "100", "--eval-bleu-samples", "0",
               "--dropout", "0", "--warmup-steps", "4", "--logging-steps", "4", "--cpu"]  # fmt: skip
     ddp = subprocess.run(
@@ -496,8 +496,7 @@ def test_two_process_ddp_equals_gradient_accumulation_on_one_process(tmp_path):
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert ddp.returncode == 0, ddp.stderr[-3000:]
-    single = run_training(["--output-dir", str(tmp_path / "ga"), *common, "--gradient-accumulation-steps", "2"])
-    assert single.wait() == 0, single.stderr.read()[-3000:]
+    train(resolve_config(["--output-dir", str(tmp_path / "ga"), *common, "--gradient-accumulation-steps", "2"]))
 
     ddp_dir, ga_dir = tmp_path / "ddp", tmp_path / "ga"
     assert sorted(p.name for p in (ddp_dir / "checkpoints" / "checkpoint-8").glob("random_states_*")) == [
