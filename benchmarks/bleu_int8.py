@@ -3,8 +3,9 @@
 
 Translates the test set in both directions with the float32 model (zhen.fast_generation), with bf16 copies of its
 decoder weights (a `FastDecoder(model, weights="bf16")` session, what `zhen.translate` uses on CPUs with native bf16),
-with its int8 dynamic quantisation (zhen.quantization; where its activations take 8 bits, also with PyTorch's 7,
-"int8 7-bit"), and optionally with CTranslate2 float32/int8 exports (`--ct2`);
+with its int8 dynamic quantisation (zhen.quantization; also PyTorch's 7-bit activations by 8-bit weights, "int8
+PyTorch's scheme", and where the CPU's kernels take 8-bit activations by 8-bit weights, what a CPU without VNNI gets,
+"int8 without VNNI"), and optionally with CTranslate2 float32/int8 exports (`--ct2`);
 each PyTorch system in one decoding session per direction, as `zhen.translate` opens one per call (its sentences/s
 include making the session's weights), its batches longest first in `zhen.hardware.decoding_streams` streams, and
 CTranslate2 with as many `inter_threads` (its batches submitted at once), each engine's way to use several cores. Then
@@ -146,10 +147,15 @@ def main(argv=None):
     }
     if args.skip_bf16:
         del systems["PyTorch", "bf16"]
-    if hardware.current().int8_full_range == "on":  # the default's 8-bit activations against PyTorch's 7 bits
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        spec = {torch.nn.Linear: torch.ao.quantization.per_channel_dynamic_qconfig}  # a scale per row, as zhen's
+        pytorchs = torch.ao.quantization.quantize_dynamic(copy.deepcopy(model), spec, torch.qint8)
+    systems["PyTorch", "int8 PyTorch's scheme"] = lambda: session(pytorchs, "auto")
+    if hardware.current().int8_full_range == "on":  # the default's 8-bit activations by 8-bit weights
         with hardware.forced(int8_full_range="off"):
-            seven_bits = quantize_dynamic(model)
-        systems["PyTorch", "int8 7-bit"] = lambda: session(seven_bits, "auto")
+            narrow = quantize_dynamic(model)
+        systems["PyTorch", "int8 without VNNI"] = lambda: session(narrow, "auto")
     if args.each_batch_alone:  # greedy search without pooling its batches' tails (`zhen.pooled_tails`)
         alone_bf16 = copy.deepcopy(model) if args.interleave else model
         alone_int8 = copy.deepcopy(quantized) if args.interleave else quantized

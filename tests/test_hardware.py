@@ -152,7 +152,10 @@ def test_zhen_env_reports_the_machine_and_what_zhen_does_there(capsys):
         with hardware.forced(onednn_int8=onednn_int8, fbgemm=fbgemm, amx_int8=amx_int8):
             env.main([])
         assert f"int8 (--int8, zhen.quantization) multiplies with {kernels}" in capsys.readouterr().out
-    for full_range, bits in (("on", "8 bits (the kernels sum them exactly)"), ("off", "7 bits (the kernels add")):
+    for full_range, bits in (
+        ("on", "8 bits (the kernels sum them exactly)"),
+        ("off", "8 bits by 7-bit weights, the LM head's to 7 bits by 8-bit weights (the kernels add pairs"),
+    ):
         with hardware.forced(int8_full_range=full_range):
             env.main([])
         assert f", activations quantized to {bits}" in capsys.readouterr().out

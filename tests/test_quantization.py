@@ -2,7 +2,10 @@
 
 import concurrent.futures
 import copy
+import json
+import os
 import sys
+import textwrap
 import threading
 import time
 import warnings
@@ -10,6 +13,7 @@ import warnings
 import pytest
 import torch
 
+from zhen import hardware
 from zhen.fast_generation import generate
 from zhen.quantization import is_quantized, quantize_dynamic
 
@@ -114,25 +118,28 @@ def _int8_linears(model):
 def test_quantizing_packs_each_weight_once_into_what_pytorchs_own_quantization_makes(tiny_model, machine):
     """Each int8 weight is packed once, at its size (no placeholder of its size packed first, the LM head's packing
     handed on, not unpacked and packed again): the same int8 weights, per-row scales and biases as PyTorch's own
-    `quantize_dynamic` makes, on every machine class (the head a `RowDispatchedLinear` with oneDNN's int8 or not)."""
+    `quantize_dynamic` makes with the same weight observers (without VNNI the layers' 7-bit ones), on every machine
+    class (the head a `RowDispatchedLinear` with oneDNN's int8 or not)."""
     from torch.ao.quantization import per_channel_dynamic_qconfig
     from torch.profiler import profile
 
-    from zhen import hardware
+    from zhen.quantization import narrow_weights
 
     onednn_int8, amx_int8 = ("off", "off") if machine == "neither" else ("on", "on" if machine == "amx" else "off")
-    with hardware.forced(onednn_int8=onednn_int8, amx_int8=amx_int8), profile(record_shapes=True) as trace:
-        quantized = quantize_dynamic(tiny_model)
+    full_range = "off" if machine == "neither" else "on"  # VNNI and AMX sum 8-bit activations exactly
+    with hardware.forced(onednn_int8=onednn_int8, amx_int8=amx_int8, int8_full_range=full_range):
+        with profile(record_shapes=True) as trace:
+            quantized = quantize_dynamic(tiny_model)
     packed = [event.input_shapes[0] for event in trace.events() if event.name == "quantized::linear_prepack"]
     linears = {name: module for name, module in quantized.named_modules() if module in _int8_linears(quantized)}
     assert sorted(shape for shape in packed if shape != [1, 1]) == sorted(
         [module.out_features, module.in_features] for module in linears.values()
     )
+    layers = per_channel_dynamic_qconfig if full_range == "on" else narrow_weights(per_channel_dynamic_qconfig, True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        reference = torch.ao.quantization.quantize_dynamic(
-            copy.deepcopy(tiny_model).eval(), {torch.nn.Linear: per_channel_dynamic_qconfig}, dtype=torch.qint8
-        )
+        spec = {torch.nn.Linear: layers, "lm_head": per_channel_dynamic_qconfig}
+        reference = torch.ao.quantization.quantize_dynamic(copy.deepcopy(tiny_model).eval(), spec, dtype=torch.qint8)
     for name, module in linears.items():
         (weight, bias), (expected, expected_bias) = module._weight_bias(), reference.get_submodule(name)._weight_bias()
         assert torch.equal(weight.int_repr(), expected.int_repr()), name
@@ -364,32 +371,45 @@ def test_int8_activations_take_8_bits_where_the_kernels_sum_them_exactly(
     tiny_model, tiny_pairs, tiny_tokenizer, full_range, num_beams
 ):
     """Where the CPU's int8 kernels sum 8-bit activations exactly (`int8_full_range`: VNNI, AMX) every product
-    quantizes them to 256 levels, elsewhere to PyTorch's 7 bits; copies keep the choice made at quantization, and a
-    decoding session multiplies as the model's own forward does, so the two decode the same ids."""
+    quantizes them to 256 levels by 8-bit weights. Elsewhere the layers' weights take 7 bits (at most 63 either side)
+    and their activations 8, and the LM head keeps 8-bit weights and PyTorch's 7-bit activations. Copies and a state
+    dict loaded on the same machine keep the choice, and a decoding session multiplies as the model's own forward
+    does, so the two decode the same ids."""
     import copy
     import pickle
 
     from zhen import hardware
     from zhen.fast_generation import FastDecoder
+    from zhen.quantization import NARROW_WEIGHT_LEVELS
     from zhen.session_modules import Int8Linear
 
     with hardware.forced(int8_full_range=full_range):
         quantized = quantize_dynamic(tiny_model)
-    seven_bits = full_range == "off"
-    linears = _int8_linears(quantized)
-    assert linears and all(m.reduce_range == seven_bits for m in linears)
-    assert f"activation_bits={7 if seven_bits else 8}" in repr(quantized.lm_head)
-    for copied in (copy.deepcopy(quantized.lm_head), pickle.loads(pickle.dumps(quantized.lm_head))):
-        assert copied.reduce_range == seven_bits
+        reloaded = quantize_dynamic(tiny_model)
+        reloaded.load_state_dict(quantized.state_dict())
+    narrow = full_range == "off"
+    head = quantized.lm_head
+    layers = [m for m in _int8_linears(quantized) if m is not head]
+    assert layers and all(not m.reduce_range and m.weight_bits == (7 if narrow else 8) for m in layers)
+    widest = max(int(m.weight().int_repr().abs().max()) for m in layers)
+    assert widest == NARROW_WEIGHT_LEVELS if narrow else widest > NARROW_WEIGHT_LEVELS
+    assert head.reduce_range == narrow and head.weight_bits == 8
+    assert f"activation_bits={7 if narrow else 8}, weight_bits=8" in repr(head)
+    bits = [(m.reduce_range, m.weight_bits) for m in _int8_linears(quantized)]
+    assert [(m.reduce_range, m.weight_bits) for m in _int8_linears(reloaded)] == bits
+    for copied in (copy.deepcopy(quantized), pickle.loads(pickle.dumps(quantized))):
+        assert [(m.reduce_range, m.weight_bits) for m in _int8_linears(copied)] == bits
     x = torch.randn(5, tiny_model.config.d_model)
-    product = torch.ops.quantized.linear_dynamic(x, quantized.lm_head._packed_params._packed_params, seven_bits)
-    assert torch.equal(quantized.lm_head(x), product) and torch.equal(Int8Linear(quantized.lm_head)(x), product)
+    for module in (head, layers[0]):
+        product = torch.ops.quantized.linear_dynamic(x, module._packed_params._packed_params, module.reduce_range)
+        assert torch.equal(module(x), product) and torch.equal(Int8Linear(module)(x), product)
     tiny_tokenizer.src_lang = "en"
     batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
     kwargs = dict(forced_bos_token_id=tiny_tokenizer.get_lang_id("zh"), max_new_tokens=30, num_beams=num_beams)
     with FastDecoder(quantized) as decoder:
         fast = decoder.generate(batch["input_ids"], batch["attention_mask"], **kwargs)
-        assert all(m.reduce_range == seven_bits for m in quantized.modules() if isinstance(m, Int8Linear))
+        pairs = [(m.linear.reduce_range, m.reduce_range) for m in quantized.modules() if isinstance(m, Int8Linear)]
+        assert pairs and all(own == session for own, session in pairs)
     assert torch.equal(fast, quantized.generate(**batch, **kwargs))
 
 
@@ -420,6 +440,67 @@ def test_8_bit_activations_bring_a_models_int8_logits_closer_to_float32(tiny_mod
                 logits = quantize_dynamic(tiny_model)(**inputs).logits
             errors[full_range] = ((logits - exact).norm() / exact.norm()).item()
     assert errors["on"] < 0.8 * errors["off"], errors
+
+
+def test_7_bit_weights_bring_the_layers_int8_logits_closer_to_float32_than_pytorchs_own_scheme(
+    tiny_model, tiny_pairs, tiny_tokenizer
+):
+    """On a CPU without VNNI (forced), the layers' 8-bit activations by 7-bit weights and the LM head's 7-bit ones by
+    8-bit weights give logits closer to float32's than PyTorch's 7-bit activations by 8-bit weights everywhere (with
+    a scale per row, as zhen quantizes)."""
+    from torch.ao.quantization import per_channel_dynamic_qconfig
+
+    tiny_tokenizer.src_lang = "en"
+    batch = tiny_tokenizer([en for en, _ in tiny_pairs], padding=True, return_tensors="pt")
+    inputs = dict(**batch, decoder_input_ids=batch["input_ids"])
+    with torch.no_grad(), hardware.forced(int8_full_range="off"):
+        exact = tiny_model(**inputs).logits
+        spec = {torch.nn.Linear: per_channel_dynamic_qconfig}
+        pytorchs = torch.ao.quantization.quantize_dynamic(copy.deepcopy(tiny_model), spec, torch.qint8)
+        errors = {
+            name: ((model(**inputs).logits - exact).norm() / exact.norm()).item()
+            for name, model in (("zhen", quantize_dynamic(tiny_model)), ("pytorch", pytorchs))
+        }
+    assert errors["zhen"] < 0.9 * errors["pytorch"], errors
+
+
+def test_a_weight_reaching_minus_128_keeps_7_bit_activations_without_vnni():
+    """A weight whose largest level is -128 (int8's `abs` leaves it -128) is an 8-bit one: without VNNI (forced) its
+    activations take 7 bits, and so do a 7-bit weight's 8 only where it stays within 63 either side."""
+    from zhen.quantization import DynamicInt8Linear
+
+    scales, zeros = torch.ones(2, dtype=torch.double), torch.zeros(2, dtype=torch.long)
+    with hardware.forced(int8_full_range="off"):
+        for levels, bits in (([[-128, 10], [5, -3]], 8), ([[-63, 10], [63, -3]], 7), ([[-64, 10], [5, -3]], 8)):
+            weight = torch._make_per_channel_quantized_tensor(torch.tensor(levels, dtype=torch.int8), scales, zeros, 0)
+            linear = DynamicInt8Linear(2, 2)
+            linear.set_weight_bias(weight, None)
+            assert (linear.weight_bits, linear.reduce_range) == (bits, bits == 8), levels
+
+
+@pytest.mark.skipif(hardware.detected().fbgemm == "off", reason="this PyTorch has no FBGEMM")
+@pytest.mark.parametrize("instructions", ["AVX2", "AVX512", "AVX512_E1"])
+def test_8_bit_activations_by_7_bit_weights_sum_exactly_with_each_of_fbgemms_kernels(run_fresh_python, instructions):
+    """A product of activations at the top of their 8-bit range by weights at the top of 7 bits sums exactly with every
+    kernel set FBGEMM has (`FBGEMM_ENABLE_INSTRUCTIONS`), AVX2's too, whose int16 pairs 8-bit weights overflow."""
+    code = textwrap.dedent("""
+        import json
+        import torch
+        from zhen.quantization import DynamicInt8Linear, NARROW_WEIGHT_LEVELS, narrow_weights
+        from torch.ao.quantization import per_channel_dynamic_qconfig
+        width = 512
+        linear = torch.nn.Linear(width, 8, bias=False)
+        torch.nn.init.constant_(linear.weight, 1.0)
+        linear.weight.data[1::2] = -1.0
+        linear.qconfig = narrow_weights(per_channel_dynamic_qconfig, True)
+        quantized = DynamicInt8Linear.from_float(linear)
+        assert (quantized.weight_bits, quantized.reduce_range) == (7, False)
+        assert int(quantized.weight().int_repr().abs().max()) == NARROW_WEIGHT_LEVELS
+        x = torch.ones(3, width)  # quantized to 255: the top of 8 bits
+        print(json.dumps(quantized(x)[0, :2].tolist()))
+    """)
+    env = {**os.environ, "FBGEMM_ENABLE_INSTRUCTIONS": instructions}
+    assert [round(v) for v in json.loads(run_fresh_python(code, env=env))] == [512, -512]
 
 
 def _packed_op_calls(run) -> int:

@@ -72,10 +72,12 @@ class Hardware:
             batches of many rows, and the int8 products of `zhen.quantization.quantize_dynamic` send those batches to
             it (`zhen.quantization.RowDispatchedLinear`).
         int8_full_range (`str`): `"on"` where the int8 products (FBGEMM's, and oneDNN's where PyTorch has it) sum
-            8-bit activations exactly, as VNNI and AMX instructions do (in int32): there `zhen.quantization` quantizes
-            activations to all 256 levels, half the rounding error of PyTorch's default 7 bits, which the AVX2 and
-            AVX-512 kernels without VNNI need (they add pairs of products in int16, which 8-bit inputs can overflow).
-            Measured once by a product whose sums overflow int16 pairs ([`int8_full_range_exact`]).
+            8-bit activations by 8-bit weights exactly, as VNNI and AMX instructions do (in int32): there
+            `zhen.quantization` quantizes every product's activations to all 256 levels, half the rounding error of
+            PyTorch's default 7 bits. The AVX2 and AVX-512 kernels without VNNI add pairs of products in int16, which
+            8-bit inputs by 8-bit weights can overflow: there the layers' weights take 7 bits and their activations 8,
+            the LM head's activations 7. Measured once by a product whose sums overflow int16 pairs
+            ([`int8_full_range_exact`]).
         int8_matmul (`str`): `"on"` where `torch._int_mm` multiplies int8 matrices with optimized kernels; `"off"` where
             it runs a plain loop (AVX2 CPUs without VNNI such as AMD Zen 3: 40-50x FBGEMM's time), or not at all.
             Greedy search's int8 screen (`zhen.screened_argmax`) then multiplies through FBGEMM alone. Measured once

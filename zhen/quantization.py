@@ -4,8 +4,10 @@
 `quantize_dynamic(model)` returns a copy whose `nn.Linear` layers (attention projections, feed-forward, LM head) keep
 int8 weights with one scale per output row and quantize their inputs on the fly (PyTorch's dynamic quantization:
 FBGEMM's int8 kernels; oneDNN's for the LM head where the CPU has VNNI or AMX, and on AMX for the batches of many rows
-that [`RowDispatchedLinear`] sends there), to all 256 levels where those kernels sum them exactly
-([`DynamicInt8Linear`]). Embeddings and norms stay float32.
+that [`RowDispatchedLinear`] sends there). Activations take all 256 levels where those kernels sum them exactly
+([`DynamicInt8Linear`]); elsewhere (kernels without VNNI add pairs of products in int16) the layers' weights take 7
+bits so that their activations keep 8, and the LM head keeps 8-bit weights and 7-bit activations, which rank its logits
+closer to float32's. Embeddings and norms stay float32.
 Use it with `zhen.fast_generation.generate` or `model.generate`; `benchmarks/bleu_int8.py` measures what it costs in
 BLEU on a trained checkpoint.
 """
@@ -31,20 +33,38 @@ HEAD_MANY_ROWS = 16  # the LM head's: the vocabulary's width makes oneDNN's the 
 # to eight rows (benchmarks/results/2026-11-30-zen4-q.md).
 HEAD_MANY_ROWS_VNNI = 24
 _PACKING = threading.Lock()  # [`packing_for_engine`]
+# Kernels without VNNI add pairs of uint8 x int8 products in int16: 8-bit activations (up to 255) by weights of at most
+# this magnitude cannot overflow it (2 x 255 x 63 < 2^15)
+NARROW_WEIGHT_LEVELS = 63
 
 
 class DynamicInt8Linear(torch.ao.nn.quantized.dynamic.Linear):
-    """PyTorch's dynamic int8 `Linear` with activations quantized to all 256 levels where the CPU's int8 products sum
-    them exactly (`zhen.hardware`'s `int8_full_range`: VNNI, AMX), half the rounding error of the 7 bits PyTorch's
-    module always takes (`reduce_range`, what kernels adding products in int16 need). Which of the two is fixed when
-    the module is made, by the machine it is made on."""
+    """PyTorch's dynamic int8 `Linear` with activations quantized to all 256 levels wherever the CPU's int8 products
+    sum them exactly: with any weight where the kernels have VNNI or AMX (`zhen.hardware`'s `int8_full_range`), and
+    everywhere with a weight of 7 bits (at most `NARROW_WEIGHT_LEVELS`, which [`quantize_parts`] gives the layers of
+    a model quantized on a CPU without them); else PyTorch's 7 bits (`reduce_range`, what kernels adding products in
+    int16 need), twice the rounding error. Decided when the weight is set, by the machine it is set on."""
 
     def __init__(self, in_features: int, out_features: int, bias_: bool = True, dtype: torch.dtype = torch.qint8):
         # PyTorch's module packs a placeholder weight of the full size, which `from_float` or `set_weight_bias`
         # replaces at once: packed at 1 x 1 instead, a model's weights are packed once each, not twice.
         super().__init__(1, 1, bias_, dtype)
         self.in_features, self.out_features = in_features, out_features
-        self.reduce_range = hardware.current().int8_full_range != "on"
+        self.weight_bits, self.reduce_range = 8, True  # until the weight is set
+
+    def set_weight_bias(self, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
+        super().set_weight_bias(weight, bias)
+        self.fit_activations_to(weight)
+
+    def _load_from_state_dict(self, *args, **kwargs):
+        super()._load_from_state_dict(*args, **kwargs)
+        self.fit_activations_to(self.weight())
+
+    def fit_activations_to(self, weight: torch.Tensor):
+        """8-bit activations where the kernels sum their products by `weight` exactly, else 7-bit ones."""
+        narrow = weight.dtype == torch.qint8 and int(weight.int_repr().short().abs().max()) <= NARROW_WEIGHT_LEVELS
+        self.weight_bits = 7 if narrow else 8
+        self.reduce_range = not narrow and hardware.current().int8_full_range != "on"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         product = hardware.packed_product(torch.ops.quantized.linear_dynamic, x, self.packing_for(x), self.reduce_range)
@@ -55,7 +75,8 @@ class DynamicInt8Linear(torch.ao.nn.quantized.dynamic.Linear):
         return self._packed_params._packed_params
 
     def extra_repr(self) -> str:
-        return f"{super().extra_repr()}, activation_bits={7 if self.reduce_range else 8}"
+        bits = f"activation_bits={7 if self.reduce_range else 8}, weight_bits={self.weight_bits}"
+        return f"{super().extra_repr()}, {bits}"
 
 
 class RowDispatchedLinear(DynamicInt8Linear):
@@ -121,7 +142,11 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
     qconfig = per_channel_dynamic_qconfig if per_channel else default_dynamic_qconfig
-    spec = {nn.Linear: qconfig} if parts is None else dict.fromkeys(parts, qconfig)
+    layers = qconfig if hardware.current().int8_full_range == "on" else narrow_weights(qconfig, per_channel)
+    spec = {nn.Linear: layers} if parts is None else dict.fromkeys(parts, layers)
+    head_name = output_embeddings_name(model)
+    if head_name is not None and (parts is None or head_name in parts):
+        spec[head_name] = qconfig  # 8-bit weights rank the logits closer to float32's than 8-bit activations (README)
     amx = onednn_batches and hardware.current().amx_int8 == "on"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # torch.ao.quantization announces its move to torchao
@@ -141,12 +166,30 @@ def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel
     return quantized
 
 
+def narrow_weights(qconfig, per_channel: bool):
+    """`qconfig` with its weights quantized to `NARROW_WEIGHT_LEVELS` levels either side of zero (7 bits)."""
+    from torch.ao.quantization import MinMaxObserver, PerChannelMinMaxObserver, QConfig
+
+    observer = PerChannelMinMaxObserver if per_channel else MinMaxObserver
+    qscheme = torch.per_channel_symmetric if per_channel else torch.per_tensor_symmetric
+    weight = observer.with_args(dtype=torch.qint8, qscheme=qscheme, quant_min=-NARROW_WEIGHT_LEVELS,
+                                quant_max=NARROW_WEIGHT_LEVELS)  # fmt: skip
+    return QConfig(activation=qconfig.activation, weight=weight)
+
+
+def output_embeddings_name(model: nn.Module) -> str | None:
+    """The name of `model`'s LM head among its modules, if it has one."""
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    return next((name for name, module in model.named_modules() if module is head), None) if head is not None else None
+
+
 def row_dispatched(linear: DynamicInt8Linear) -> RowDispatchedLinear:
     """A [`RowDispatchedLinear`] of the same int8 weight, scales and bias as `linear`: its very packing (unpacking and
     packing the LM head's again would cost more than quantizing it)."""
     dispatched = RowDispatchedLinear(linear.in_features, linear.out_features)
     dispatched._packed_params = linear._packed_params
     dispatched.reduce_range, dispatched.packed_for = linear.reduce_range, linear.packed_for
+    dispatched.weight_bits = linear.weight_bits
     return dispatched
 
 

@@ -88,7 +88,8 @@ def report() -> str:
            "FBGEMM's int8 kernels, the LM head's of 24 rows or more with oneDNN's" if machine.onednn_int8 == "on" else
            "FBGEMM's int8 kernels" if machine.fbgemm == "on" else "PyTorch's default int8 kernels")
         + (", activations quantized to 8 bits (the kernels sum them exactly)" if machine.int8_full_range == "on" else
-           ", activations quantized to 7 bits (the kernels add pairs of products in int16)"),
+           ", activations quantized to 8 bits by 7-bit weights, the LM head's to 7 bits by 8-bit weights (the kernels "
+           "add pairs of products in int16)"),
     ]  # fmt: skip
     return "\n".join(lines)
 
