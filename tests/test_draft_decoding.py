@@ -212,6 +212,15 @@ def test_several_positions_in_one_pass_are_those_steps_compute(program):
         torch.testing.assert_close(at_once.step(torch.tensor([99]), 6), expected_next, rtol=1e-5, atol=1e-5)
 
 
+def test_the_draft_keeps_8_bit_weights_where_the_kernels_lack_vnni():
+    """A draft multiplies one text's rows a step, whose activations have nearly a scale of their own: without VNNI
+    (forced) its products keep 8-bit weights and 7-bit activations, not a batch model's 7-bit weights."""
+    with hardware.forced(int8_full_range="off"):
+        draft = int8_draft(tiny_model())
+    int8 = [m for m in draft.modules() if isinstance(m, DynamicInt8Linear)]
+    assert int8 and all((m.weight_bits, m.reduce_range) == (8, True) for m in int8)
+
+
 def test_the_draft_is_int8_shares_the_rest_and_leaves_the_model_as_it_was():
     model = tiny_model()
     state = {name: tensor.clone() for name, tensor in model.state_dict().items()}

@@ -72,7 +72,7 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
         shared[module_id] = copy.deepcopy(original, shared)
     draft = copy.deepcopy(model, shared).eval()
     head_name = next(name for name, module in draft.named_modules() if module is draft.get_output_embeddings())
-    quantize_parts(draft, [*names, head_name], onednn_head=False, onednn_batches=False)  # a few rows a step
+    quantize_parts(draft, [*names, head_name], onednn_head=False, onednn_batches=False, few_rows=True)
     draft.draft_length, draft.beam_draft_length = DraftLength(), DraftLength()
     _DRAFTS[model] = [WeightStamp(weight) for weight in weights], draft
     return draft

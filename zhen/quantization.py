@@ -133,16 +133,21 @@ def quantize_dynamic(model: nn.Module, per_channel: bool = True) -> nn.Module:
 
 
 def quantize_parts(model: nn.Module, parts: list[str] | None = None, per_channel: bool = True,
-                   onednn_head: bool = True, onednn_batches: bool = True) -> nn.Module:  # fmt: skip
+                   onednn_head: bool = True, onednn_batches: bool = True,
+                   few_rows: bool = False) -> nn.Module:  # fmt: skip
     """[`quantize_dynamic`] in place: the `nn.Linear` layers of `model`'s submodules named `parts` (all of them by
     default) replaced by dynamic int8 ones, the LM head given oneDNN's packing for many rows where
     [`quantize_dynamic`] gives it one (`onednn_head`), batches of many rows sent to oneDNN where it sends them
-    (`onednn_batches`: a model that only ever multiplies few rows, as a draft, leaves it off); returns `model`."""
+    (`onednn_batches`: a model that only ever multiplies few rows, as a draft, leaves it off); returns `model`.
+    Without VNNI the layers' weights take 7 bits so that their activations keep 8; not with `few_rows` (a draft's
+    steps of one text: a row's activations there have nearly a scale of their own, and 8-bit weights kept more of
+    the draft's tokens, README)."""
     from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
     from torch.ao.quantization import quantize_dynamic as torch_quantize_dynamic
 
     qconfig = per_channel_dynamic_qconfig if per_channel else default_dynamic_qconfig
-    layers = qconfig if hardware.current().int8_full_range == "on" else narrow_weights(qconfig, per_channel)
+    wide = few_rows or hardware.current().int8_full_range == "on"
+    layers = qconfig if wide else narrow_weights(qconfig, per_channel)
     spec = {nn.Linear: layers} if parts is None else dict.fromkeys(parts, layers)
     head_name = output_embeddings_name(model)
     if head_name is not None and (parts is None or head_name in parts):
