@@ -22,7 +22,7 @@ import weakref
 import torch
 from torch import nn
 
-from .quantization import quantize_parts
+from .quantization import output_embeddings_name, quantize_parts
 from .search import BeamSearch, beam_log_probs, forced_token, run_from
 from .weight_stamps import WeightStamp
 
@@ -71,8 +71,8 @@ def int8_draft(model, originals: dict[int, nn.Module] | None = None) -> nn.Modul
     for module_id, original in originals.items():
         shared[module_id] = copy.deepcopy(original, shared)
     draft = copy.deepcopy(model, shared).eval()
-    head_name = next(name for name, module in draft.named_modules() if module is draft.get_output_embeddings())
-    quantize_parts(draft, [*names, head_name], onednn_head=False, onednn_batches=False, few_rows=True)
+    parts = [*names, output_embeddings_name(draft)]
+    quantize_parts(draft, parts, onednn_head=False, onednn_batches=False, few_rows=True)  # a few rows a step
     draft.draft_length, draft.beam_draft_length = DraftLength(), DraftLength()
     _DRAFTS[model] = [WeightStamp(weight) for weight in weights], draft
     return draft
