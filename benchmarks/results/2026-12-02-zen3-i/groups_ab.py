@@ -3,23 +3,9 @@ by two matmuls and a softmax (the default here) or SDPA: forward + backward of t
 
     python groups_ab.py OUTPUT_DIR TOKENIZER
 """
-import sys, time, statistics
-import torch
-from zhen.training_config import make_config
-from zhen import training
-from zhen.data import prepare_data
-
-out, tokenizer = sys.argv[1], sys.argv[2]
-config = make_config(dict(
-    train_files=["../shared/data/tatoeba/train.jsonl.gz", "../shared/data/news/train.jsonl.gz"],
-    train_weights={"tatoeba": 4.0}, valid_files=["tatoeba=../shared/data/tatoeba/valid.jsonl.gz"],
-    output_dir=out, tokenizer=tokenizer, max_steps=100000, eval_steps=100000, save_steps=100000), "small-cpu")
-accelerator = training.make_accelerator(config)
-training.set_seed(config.seed)
-data, tok = prepare_data(config, accelerator, training.check_output_dir(config))
-training.set_seed(config.seed)
-model = training.build_model(config, tok)
-trainer = training.ZhenTrainer(config, accelerator, model, tok, data, training.Path(out))
+import statistics
+# the trainer as zhen-train builds it: step_profile.py's setup
+exec(open("benchmarks/results/2026-12-02-zen3-i/step_profile.py").read().split("print(trainer.fast.describe())")[0])
 model = trainer.model
 model.train()
 windows = trainer.windows()
