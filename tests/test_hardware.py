@@ -2,6 +2,9 @@
 
 import os
 import platform
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -292,6 +295,30 @@ def test_a_refused_mallopt_is_reported(recorded_mallopt):
     recorded_mallopt.accepts = 0
     with hardware.forced(glibc_malloc="on"):
         assert not hardware.keep_freed_memory()
+
+
+INTERPOSED_MALLOC = """
+#include <stddef.h>
+extern void *__libc_malloc(size_t size);
+void *malloc(size_t size) { return __libc_malloc(size); }
+"""
+
+
+def glibc_mallopt_found(environment: dict) -> bool:
+    code = "from zhen import hardware; print(hardware._mallopt() is not None)"
+    result = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True, text=True, check=True)
+    return result.stdout.split()[-1] == "True"
+
+
+@pytest.mark.skipif(not (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc" and shutil.which("gcc")),
+                    reason="needs glibc and gcc to build an allocator to preload")  # fmt: skip
+def test_glibc_malloc_is_off_where_another_allocator_is_preloaded(tmp_path):
+    (tmp_path / "malloc.c").write_text(INTERPOSED_MALLOC)
+    library = tmp_path / "libmalloc.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(library), str(tmp_path / "malloc.c")], check=True)
+    environment = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    assert glibc_mallopt_found(environment)
+    assert not glibc_mallopt_found({**environment, "LD_PRELOAD": str(library)})
 
 
 @pytest.mark.parametrize("glibc_malloc", ["on", "off"])

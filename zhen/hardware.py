@@ -62,8 +62,8 @@ class Hardware:
             1.2-2.1x faster in bf16 and float32 sessions; measured: README, Performance).
         fbgemm (`str`): `"on"` where PyTorch has FBGEMM (x86 builds), whose weighted row sums (`embedding_bag`) take
             decoding attention's products over the cache in one pass.
-        glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux), whose thresholds CPU
-            decoding and training raise ([`keep_freed_memory`]).
+        glibc_malloc (`str`): `"on"` where the process allocates with glibc's `malloc` (Linux; not where another
+            allocator is preloaded), whose thresholds CPU decoding and training raise ([`keep_freed_memory`]).
         onednn_int8 (`str`): `"on"` where PyTorch's oneDNN multiplies int8 with VNNI or AMX instructions: there its
             product at the vocabulary's width beats FBGEMM's for many rows, and `zhen.quantization.quantize_dynamic`
             gives the LM head a oneDNN packing for its products of 24 rows or more (with AMX, 16; FBGEMM's is the
@@ -306,13 +306,21 @@ def _best_seconds(product, repeats: int) -> float:
 
 @functools.cache
 def _mallopt():
-    """glibc's `mallopt`, or None where the process's C library is not glibc."""
+    """glibc's `mallopt`, or None where the process's C library is not glibc, or where another allocator serves
+    `malloc` (tcmalloc or jemalloc in `LD_PRELOAD`): glibc's settings would not reach it."""
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return None
     try:
-        return ctypes.CDLL(None).mallopt
+        process, libc = ctypes.CDLL(None), ctypes.CDLL("libc.so.6")
+        if _address(process.malloc) != _address(libc.malloc):
+            return None
+        return libc.mallopt
     except (OSError, AttributeError):
         return None
+
+
+def _address(function) -> int | None:
+    return ctypes.cast(function, ctypes.c_void_p).value
 
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_MMAP_MAX = -1, -3, -4  # mallopt's parameter numbers (malloc.h)
